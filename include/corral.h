@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libcorral — run untrusted commands confined to one directory.
+ *
+ * Life of a caller:
+ *   1) Build a policy: corral_policy_new() (built-in defaults), or
+ *      corral_policy_load_file()/corral_policy_load_string(); optionally
+ *      overlay command-line style options with corral_policy_set().
+ *   2) Build a sandbox from it once: corral_sandbox_new() opens the allowed
+ *      paths, builds the Landlock ruleset and compiles the seccomp filter.
+ *   3) Run any number of commands: corral_sandbox_exec() (thread-safe on one
+ *      sandbox object), reading a struct corral_result each time.
+ *   4) corral_result_clear(), corral_sandbox_free(), corral_policy_free().
+ *
+ * Conventions: functions return 0 or a negative errno value. Nothing in the
+ * library prints, logs or exits. Where a message helps, an optional
+ * struct corral_error out-parameter (may be NULL) receives a code and a text;
+ * it is left untouched on success. Destructors accept NULL.
+ */
+#ifndef CORRAL_H
+#define CORRAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CORRAL_VERSION_MAJOR 0
+#define CORRAL_VERSION_MINOR 1
+#define CORRAL_VERSION_MICRO 0
+
+/* The library's version string, e.g. "0.1.0". */
+const char *corral_version(void);
+
+/* ---------------------------------------------------------------- errors */
+
+/*
+ * Error codes carried in struct corral_error.code. Stable API: values never
+ * change meaning. The string form (corral_error_code_name()) is what the CLI
+ * prints as "code" in its JSON error object.
+ */
+enum corral_error_code {
+	CORRAL_OK = 0,
+	CORRAL_E_USAGE = 1,        /* "usage": bad option or argument */
+	CORRAL_E_POLICY = 2,       /* "policy": malformed policy; message names the key path */
+	CORRAL_E_UNENFORCEABLE = 3,/* "unenforceable": the kernel cannot keep a promise (strict) */
+	CORRAL_E_SETUP = 4,        /* "setup": a setup step failed (message names the stage) */
+	CORRAL_E_NOT_FOUND = 5,    /* "not_found": root, path, image or command does not exist */
+	CORRAL_E_ESCAPE = 6,       /* "escape": a path resolves outside the root */
+	CORRAL_E_REFUSED = 7,      /* "refused": resolver refused (symlink, magic link, mount, type) */
+	CORRAL_E_UNSUPPORTED = 8,  /* "unsupported": not available on this host/kernel */
+	CORRAL_E_PROVIDER = 9,     /* "provider": the provider (e.g. docker daemon) failed */
+	CORRAL_E_INTERNAL = 10,    /* "internal": out of memory or a bug */
+	CORRAL_E_NOT_IMPLEMENTED = 11, /* "not_implemented" */
+};
+
+struct corral_error {
+	int code;          /* enum corral_error_code */
+	int sys_errno;     /* underlying errno, or 0 */
+	char message[512]; /* one line, no trailing newline, no "corral: " prefix */
+};
+
+/* Short stable name of an error code ("policy", "unenforceable", ...). */
+const char *corral_error_code_name(int code);
+
+/* ---------------------------------------------------------------- policy */
+
+struct corral_policy;
+
+/* A policy holding every built-in default (DESIGN.md "Policy file"). */
+int corral_policy_new(struct corral_policy **out);
+
+/*
+ * Load and validate a JSON policy; keys not present take their defaults.
+ * On error returns -EINVAL (or -errno for I/O) and fills err->message with
+ * the failing key path ("limits.memroy: unknown key") or, for JSON syntax,
+ * the line and column.
+ */
+int corral_policy_load_file(const char *path, struct corral_policy **out,
+			    struct corral_error *err);
+int corral_policy_load_string(const char *json, struct corral_policy **out,
+			      struct corral_error *err);
+
+/*
+ * Overlay one command-line option onto a policy; flags win over the file.
+ * |option| is the long option name without dashes, as in DESIGN.md:
+ * "root", "ro", "rw", "net", "timeout", "memory", "cpu", "procs",
+ * "file-size", "open-files", "max-output", "env", "user", "provider",
+ * "image", "compat". "ro", "rw" and "env" append; the rest replace.
+ * Returns -EINVAL with a message naming the option on a bad value.
+ */
+int corral_policy_set(struct corral_policy *p, const char *option,
+		      const char *value, struct corral_error *err);
+
+/*
+ * Canonical JSON of the complete policy (every default filled in, keys in
+ * a fixed order, trailing newline). Loading the result and dumping it again
+ * yields identical bytes. Caller frees with free(). NULL on ENOMEM.
+ */
+char *corral_policy_dump(const struct corral_policy *p);
+
+struct corral_policy *corral_policy_dup(const struct corral_policy *p);
+void corral_policy_free(struct corral_policy *p);
+
+/* Accessors for callers that need to branch on a policy's values. */
+enum corral_provider { CORRAL_PROVIDER_LOCAL = 0, CORRAL_PROVIDER_DOCKER = 1 };
+enum corral_network { CORRAL_NET_NONE = 0, CORRAL_NET_LOOPBACK = 1, CORRAL_NET_HOST = 2 };
+enum corral_compat { CORRAL_COMPAT_STRICT = 0, CORRAL_COMPAT_BEST_EFFORT = 1 };
+
+int corral_policy_provider(const struct corral_policy *p);
+int corral_policy_network(const struct corral_policy *p);
+/* The root as given (may be NULL: the current directory at run time). */
+const char *corral_policy_root(const struct corral_policy *p);
+
+/* ---------------------------------------------------------------- kernel */
+
+/*
+ * The Landlock ABI version of the running kernel (0 when Landlock is absent
+ * or disabled). The environment variable CORRAL_TEST_LANDLOCK_ABI=N, read
+ * only when set, pretends a lower ABI (never a higher one): a test hook for
+ * strict/best-effort behaviour, documented in docs/threat-model.md.
+ */
+int corral_landlock_abi(void);
+
+/*
+ * What this host can enforce and, for |p| (may be NULL: defaults), the
+ * posture: egress, fs_confined, and per promise enforced or dropped-and-why.
+ * Returns a JSON object as text (caller frees) in *json_out.
+ */
+int corral_probe(const struct corral_policy *p, char **json_out,
+		 struct corral_error *err);
+
+/* ---------------------------------------------------------------- sandbox */
+
+struct corral_sandbox;
+
+/*
+ * Build a sandbox from |p| (copied; the caller keeps ownership of |p|):
+ * validates that the root and every asked-for path exist, decides the
+ * identity when running as root, opens allowed paths O_PATH|O_CLOEXEC,
+ * builds the Landlock ruleset and compiles the seccomp filter. With
+ * compat "strict", returns -EPERM and CORRAL_E_UNENFORCEABLE naming the
+ * promise when the kernel cannot keep one.
+ */
+int corral_sandbox_new(const struct corral_policy *p, struct corral_sandbox **out,
+		       struct corral_error *err);
+void corral_sandbox_free(struct corral_sandbox *sb);
+
+/*
+ * Promises dropped under compat "best-effort" (one line each, e.g.
+ * "truncate outside the root: needs Landlock ABI 3, kernel has 2"). Valid
+ * while |sb| lives. Returns the count; *lines may be NULL when 0.
+ */
+size_t corral_sandbox_dropped(const struct corral_sandbox *sb, const char *const **lines);
+
+/* Per-call options. Initialise with CORRAL_EXEC_OPTS(...) or zero + sz. */
+struct corral_exec_opts {
+	size_t sz;                 /* sizeof(struct corral_exec_opts) */
+	const char *const *argv;   /* command and arguments; argv[0] looked up in PATH */
+	const char *shell;         /* instead of argv: run "/bin/sh -c shell" */
+	bool capture;              /* capture stdout/stderr into the result */
+	const void *stdin_data;    /* capture mode: bytes fed to stdin (NULL: /dev/null) */
+	size_t stdin_len;
+	bool stdin_passthrough;    /* non-capture mode: inherit corral's stdin (default true in CLI) */
+	size_t max_output;         /* per-stream cap; 0: the policy's limits.output */
+	double timeout;            /* seconds; 0: the policy's timeout */
+};
+#define CORRAL_EXEC_OPTS(...) \
+	((struct corral_exec_opts){ .sz = sizeof(struct corral_exec_opts), __VA_ARGS__ })
+
+struct corral_result {
+	int exit_status;           /* valid when exited is true */
+	bool exited;               /* the command exited normally */
+	int signal;                /* the signal that ended it, or 0 */
+	bool timed_out;            /* the deadline killed it (then exited is false) */
+	int exec_errno;            /* execve failed in the child: ENOENT (127) / EACCES... (126); else 0 */
+	char *stdout_buf;          /* capture mode: raw bytes kept (NUL-terminated), else NULL */
+	size_t stdout_len;
+	bool stdout_truncated;
+	char *stderr_buf;
+	size_t stderr_len;
+	bool stderr_truncated;
+	double wall_ms;
+	double cpu_ms;             /* user + system of the whole reaped tree */
+	long max_rss_kb;
+	const char *provider;      /* "local" or "docker" (static string) */
+};
+
+/*
+ * Run one command in the sandbox and wait for it (and its whole process
+ * tree) to end. Returns 0 when the command ran — whatever it did; look at
+ * |res|. Returns a negative errno with |err| set when corral itself failed
+ * (setup, a child setup stage). Not-found and not-executable commands are
+ * reported through res->exec_errno with return 0 (exit codes 127/126).
+ */
+int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_exec_opts *opts,
+			struct corral_result *res, struct corral_error *err);
+
+/* Free what a result holds and zero it. */
+void corral_result_clear(struct corral_result *res);
+
+/*
+ * The conventional exit code of a result: the command's status; 128+N for
+ * signal N; 124 timed out; 126 not executable; 127 not found.
+ */
+int corral_result_exit_code(const struct corral_result *res);
+
+/*
+ * The result as the JSON object of DESIGN.md (stdout/stderr as UTF-8 with
+ * invalid bytes replaced by U+FFFD, without splitting a character at the
+ * cap). Caller frees. NULL on ENOMEM.
+ */
+char *corral_result_json(const struct corral_result *res);
+
+/* ---------------------------------------------------------------- resolver */
+
+enum corral_resolve_flags {
+	CORRAL_RESOLVE_FILE = 1 << 0,      /* must be a regular file */
+	CORRAL_RESOLVE_DIRECTORY = 1 << 1, /* must be a directory */
+	CORRAL_RESOLVE_ANY = 1 << 2,       /* any type (FIFOs/devices opened O_NONBLOCK) */
+	CORRAL_RESOLVE_WRITE = 1 << 3,     /* open for writing (files only) */
+};
+
+/*
+ * Open |path| (relative to |root_fd|, or absolute under |root_path| on a
+ * separator boundary) with openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+ * RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV. Returns an O_CLOEXEC fd, or a
+ * negative errno with err->code CORRAL_E_ESCAPE / CORRAL_E_REFUSED /
+ * CORRAL_E_NOT_FOUND / CORRAL_E_UNSUPPORTED (no openat2) and a reason.
+ * Does not take ownership of |root_fd|. |root_path| may be NULL (then
+ * absolute paths are refused).
+ */
+int corral_resolve_open(int root_fd, const char *root_path, const char *path,
+			int flags, struct corral_error *err);
+
+/*
+ * Create a new regular file |path| under the root: the parent resolved
+ * beneath, the final component created O_CREAT|O_EXCL|O_NOFOLLOW with
+ * |mode|. Returns a writable O_CLOEXEC fd or a negative errno.
+ */
+int corral_resolve_create(int root_fd, const char *root_path, const char *path,
+			  mode_t mode, struct corral_error *err);
+
+/*
+ * The host path of |path| under |root| (an absolute directory path),
+ * proven by opening it beneath the root as above. *out is malloc'd.
+ * |must_exist| false allows a missing final component (its parent must
+ * resolve beneath the root).
+ */
+int corral_resolve_path(const char *root, const char *path, bool must_exist,
+			char **out, struct corral_error *err);
+
+/* ---------------------------------------------------------------- check */
+
+/*
+ * Run the conformance canaries for |p| on this host. Fills *json_out with a
+ * report (caller frees). *all_held is true when every promise the policy
+ * makes holds.
+ */
+int corral_check(const struct corral_policy *p, char **json_out, bool *all_held,
+		 struct corral_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CORRAL_H */

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Landlock: ABI probe and a ruleset built from a policy (internal API). */
+#ifndef CORRAL_LANDLOCK_H
+#define CORRAL_LANDLOCK_H
+
+#include "policy/policy.h"
+#include "supervisor/posture.h"
+
+struct corral_ll_plan;
+
+/*
+ * Probe the ABI, open every allowed path O_PATH|O_CLOEXEC (root and
+ * fs.read_write: every handled right; fs.read_only: read file, read dir,
+ * execute; default devices; /proc read), decide the handled rights, and add
+ * this module's promises to |ps| (enforced or dropped with the ABI needed).
+ * |root_abs| is the absolute root directory. A path the user asked for that
+ * is missing is an error naming it; a default path missing here is skipped.
+ */
+int corral_ll_plan_new(const struct corral_policy *p, const char *root_abs,
+		       struct corral_posture *ps, struct corral_ll_plan **out,
+		       struct corral_error *err);
+void corral_ll_plan_free(struct corral_ll_plan *plan);
+
+/* The ABI the plan was built for (0: Landlock unavailable; nothing to apply). */
+int corral_ll_plan_abi(const struct corral_ll_plan *plan);
+
+/*
+ * A ruleset fd for one run: the plan's rules plus, when |extra_rw_fd| >= 0,
+ * every right beneath that directory (the run's private tmp). Returns a new
+ * O_CLOEXEC fd the caller closes, or -errno. Thread-safe.
+ */
+int corral_ll_ruleset(const struct corral_ll_plan *plan, int extra_rw_fd,
+		      struct corral_error *err);
+
+/* In the forked child: landlock_restrict_self(fd, flags). Async-signal-safe. */
+int corral_ll_restrict_self(int ruleset_fd);
+
+#endif

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The policy model (internal view). policy/ is pure: parsing, defaults,
+ * validation, canonical dump, flag overlay. No syscalls beyond reading the
+ * policy file itself.
+ */
+#ifndef CORRAL_POLICY_H
+#define CORRAL_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "corral.h"
+
+struct corral_strv {
+	char **v; /* NULL-terminated when n > 0; may be NULL when n == 0 */
+	size_t n;
+};
+
+struct corral_kv {
+	char *name;
+	char *value;
+};
+
+struct corral_policy {
+	int provider;       /* enum corral_provider */
+	char *root;         /* NULL: current directory at run time */
+	double timeout;     /* seconds, > 0 */
+	int network;        /* enum corral_network */
+	int compat;         /* enum corral_compat */
+	char *user;         /* NULL: default identity (DESIGN.md) */
+	struct {
+		struct corral_strv read_only;
+		struct corral_strv read_write;
+		bool private_tmp;
+	} fs;
+	struct {
+		uint64_t memory;     /* bytes (RLIMIT_AS) */
+		uint64_t cpu;        /* seconds (RLIMIT_CPU) */
+		uint64_t processes;  /* RLIMIT_NPROC / pids.max */
+		uint64_t file_size;  /* bytes (RLIMIT_FSIZE) */
+		uint64_t open_files; /* RLIMIT_NOFILE */
+		uint64_t output;     /* bytes, per captured stream */
+	} limits;
+	struct {
+		struct corral_strv pass;
+		struct corral_kv *set;
+		size_t n_set;
+	} env;
+	struct {
+		char *image;
+		uint64_t memory; /* bytes */
+		double cpus;
+		uint64_t pids;
+		bool pull;       /* may corral pull a missing image? default false */
+	} docker;
+};
+
+/* The built-in read-only system paths; entries missing on a host are skipped. */
+extern const char *const corral_default_read_only[];
+bool corral_is_default_read_only(const char *path);
+
+/* Parse "1G", "512m", "1048576" (1024-based, case-insensitive K/M/G/T). */
+int corral_parse_size(const char *s, uint64_t *out);
+/* Canonical size text: the largest exact suffix ("1G", "1536K", "7"). */
+void corral_format_size(uint64_t v, char *buf, size_t len);
+/* Parse seconds with optional decimals ("30", "0.5"); > 0 and finite. */
+int corral_parse_duration(const char *s, double *out);
+
+#endif

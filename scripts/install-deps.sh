@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Install everything corral's build, tests and benchmarks need on Debian 12.
+# Run as root (or through sudo). Idempotent.
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+SUDO=
+[ "$(id -u)" = 0 ] || SUDO=sudo
+pkgs=(
+  build-essential meson ninja-build pkg-config clang
+  libseccomp-dev libcap-ng-dev libjansson-dev libcmocka-dev
+  util-linux iproute2 python3 git make gcc strace
+  docker.io busybox-static
+  bubblewrap firejail hyperfine gnuplot-nox
+)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

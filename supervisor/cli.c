@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* corral: entry point, subcommand dispatch and the options every subcommand shares. */
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "supervisor/cli.h"
+
+static const char usage_main[] =
+	"Usage: corral COMMAND [OPTIONS]\n"
+	"\n"
+	"Run untrusted commands confined to one directory.\n"
+	"\n"
+	"Commands:\n"
+	"  run [OPTIONS] [--] COMMAND [ARG...]   run a command in the sandbox\n"
+	"  run [OPTIONS] -c 'SHELL STRING'       run /bin/sh -c STRING in the sandbox\n"
+	"  probe [--json] [--policy FILE] [OPTIONS]\n"
+	"                                        what this kernel can enforce; posture of a policy\n"
+	"  policy check FILE                     validate a policy file\n"
+	"  policy show [--policy FILE] [OPTIONS] the complete canonical policy as JSON\n"
+	"  resolve --root DIR [--json] PATH      the host path of PATH under DIR, or an error\n"
+	"  check [--json] [--policy FILE] [OPTIONS]\n"
+	"                                        prove on this host that the policy's promises hold\n"
+	"\n"
+	"  corral --version | corral COMMAND --help\n";
+
+static const char usage_options[] =
+	"Options (each overrides the policy file):\n"
+	"  --policy FILE          JSON policy (default: built-in defaults)\n"
+	"  --root DIR             confinement root, read-write (default: current directory)\n"
+	"  --ro PATH              extra read-only (read+execute) path, repeatable\n"
+	"  --rw PATH              extra read-write path, repeatable\n"
+	"  --net none|loopback|host  network (default: none)\n"
+	"  --timeout SECONDS      wall-clock deadline, decimals allowed (default: 30)\n"
+	"  --memory SIZE          address-space limit, K/M/G suffixes (default: 1G)\n"
+	"  --cpu SECONDS          CPU-time limit (default: 60)\n"
+	"  --procs N              processes (default: 256)\n"
+	"  --file-size SIZE       largest file the command may write (default: 1G)\n"
+	"  --open-files N         open files (default: 1024)\n"
+	"  --max-output SIZE      per-stream capture cap with --json (default: 1M)\n"
+	"  --env NAME[=VALUE]     pass one host variable / set one; others are scrubbed\n"
+	"  --user USER[:GROUP]    identity when corral runs as root\n"
+	"  --provider local|docker  provider (default: local)\n"
+	"  --image IMAGE          docker image\n"
+	"  --compat strict|best-effort  refuse, or warn and run, when the kernel\n"
+	"                         cannot enforce part of the policy (default: strict)\n"
+	"  --json                 machine-readable output\n";
+
+int cli_fail(bool json, int code, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+
+	if (json) {
+		json_t *o = json_pack("{s:{s:s,s:s}}", "error", "code", corral_error_code_name(code),
+				      "message", msg);
+		char *s = o ? json_dumps(o, 0) : NULL;
+		if (s)
+			printf("%s\n", s);
+		else
+			printf("{\"error\": {\"code\": \"internal\", \"message\": \"out of memory\"}}\n");
+		free(s);
+		json_decref(o);
+		fflush(stdout);
+	} else {
+		fprintf(stderr, "corral: %s\n", msg);
+	}
+	return CLI_EXIT_ERROR;
+}
+
+int cli_fail_err(bool json, const struct corral_error *err)
+{
+	return cli_fail(json, err->code ? err->code : CORRAL_E_INTERNAL, "%s",
+			err->message[0] ? err->message : "unknown error");
+}
+
+int cli_default_root(struct corral_policy *p, struct corral_error *err)
+{
+	char *cwd;
+	int r;
+
+	if (corral_policy_root(p))
+		return 0;
+	cwd = getcwd(NULL, 0);
+	if (!cwd) {
+		err->code = CORRAL_E_SETUP;
+		err->sys_errno = errno;
+		snprintf(err->message, sizeof(err->message), "current directory: %s", strerror(errno));
+		return -errno;
+	}
+	r = corral_policy_set(p, "root", cwd, err);
+	free(cwd);
+	return r;
+}
+
+void cli_common_clear(struct cli_common *c)
+{
+	corral_policy_free(c->policy);
+	c->policy = NULL;
+}
+
+enum {
+	OPT_POLICY = 0x100,
+	OPT_JSON,
+	OPT_HELP,
+	OPT_OVERLAY, /* every option of the run table: the name is the overlay key */
+};
+
+static const struct option common_longopts[] = {
+	{ "policy", required_argument, NULL, OPT_POLICY },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ "root", required_argument, NULL, OPT_OVERLAY },
+	{ "ro", required_argument, NULL, OPT_OVERLAY },
+	{ "rw", required_argument, NULL, OPT_OVERLAY },
+	{ "net", required_argument, NULL, OPT_OVERLAY },
+	{ "timeout", required_argument, NULL, OPT_OVERLAY },
+	{ "memory", required_argument, NULL, OPT_OVERLAY },
+	{ "cpu", required_argument, NULL, OPT_OVERLAY },
+	{ "procs", required_argument, NULL, OPT_OVERLAY },
+	{ "file-size", required_argument, NULL, OPT_OVERLAY },
+	{ "open-files", required_argument, NULL, OPT_OVERLAY },
+	{ "max-output", required_argument, NULL, OPT_OVERLAY },
+	{ "env", required_argument, NULL, OPT_OVERLAY },
+	{ "user", required_argument, NULL, OPT_OVERLAY },
+	{ "provider", required_argument, NULL, OPT_OVERLAY },
+	{ "image", required_argument, NULL, OPT_OVERLAY },
+	{ "compat", required_argument, NULL, OPT_OVERLAY },
+	{}
+};
+
+static bool argv_wants_json(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			break;
+		if (strcmp(argv[i], "--json") == 0)
+			return true;
+	}
+	return false;
+}
+
+int cli_parse_common(int argc, char **argv, const char *cmd, bool allow_shell,
+		     struct cli_common *out, int *optind_out)
+{
+	struct corral_error err = {};
+	const char *policy_file = NULL;
+	struct {
+		const char *name;
+		const char *value;
+	} *overlays = NULL;
+	size_t n_overlays = 0;
+	bool json = argv_wants_json(argc, argv);
+	int r, c, idx;
+
+	memset(out, 0, sizeof(*out));
+	out->json = json;
+
+	overlays = calloc((size_t)argc + 1, sizeof(*overlays));
+	if (!overlays)
+		return cli_fail(json, CORRAL_E_INTERNAL, "out of memory");
+
+	opterr = 0;
+	optind = 1;
+	for (;;) {
+		idx = -1;
+		/* '+': stop at the first operand, so the command's own options stay its own. */
+		c = getopt_long(argc, argv, allow_shell ? "+:c:" : "+:", common_longopts, &idx);
+		if (c == -1)
+			break;
+		switch (c) {
+		case OPT_POLICY:
+			policy_file = optarg;
+			break;
+		case OPT_JSON:
+			out->json = true;
+			break;
+		case OPT_HELP:
+			printf("Usage: corral %s [OPTIONS]%s\n\n%s", cmd,
+			       allow_shell ? " [--] COMMAND [ARG...] | -c 'SHELL STRING'" : "",
+			       usage_options);
+			if (allow_shell)
+				printf("  -c STRING              run /bin/sh -c STRING\n");
+			free(overlays);
+			return -1;
+		case OPT_OVERLAY:
+			overlays[n_overlays].name = common_longopts[idx].name;
+			overlays[n_overlays].value = optarg;
+			n_overlays++;
+			break;
+		case 'c':
+			out->shell = optarg;
+			break;
+		case ':':
+			free(overlays);
+			if (optopt == 'c')
+				return cli_fail(json, CORRAL_E_USAGE, "%s: option -c needs an argument", cmd);
+			return cli_fail(json, CORRAL_E_USAGE, "%s: option %s needs an argument", cmd,
+					argv[optind - 1]);
+		default:
+			free(overlays);
+			if (optopt && optopt < 0x100 && optopt != '?')
+				return cli_fail(json, CORRAL_E_USAGE, "%s: unknown option -%c", cmd, optopt);
+			return cli_fail(json, CORRAL_E_USAGE, "%s: unknown option %s", cmd,
+					argv[optind - 1]);
+		}
+	}
+	*optind_out = optind;
+
+	if (policy_file) {
+		r = corral_policy_load_file(policy_file, &out->policy, &err);
+		out->have_policy_file = true;
+	} else {
+		r = corral_policy_new(&out->policy);
+		if (r < 0) {
+			err.code = CORRAL_E_INTERNAL;
+			snprintf(err.message, sizeof(err.message), "%s", strerror(-r));
+		}
+	}
+	if (r < 0) {
+		free(overlays);
+		return cli_fail_err(json, &err);
+	}
+	for (size_t i = 0; i < n_overlays; i++) {
+		r = corral_policy_set(out->policy, overlays[i].name, overlays[i].value, &err);
+		if (r < 0) {
+			free(overlays);
+			cli_common_clear(out);
+			return cli_fail_err(json, &err);
+		}
+	}
+	free(overlays);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd;
+
+	if (argc < 2) {
+		fputs(usage_main, stderr);
+		return CLI_EXIT_ERROR;
+	}
+	cmd = argv[1];
+	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+		printf("corral %s\n", corral_version());
+		return 0;
+	}
+	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+		fputs(usage_main, stdout);
+		return 0;
+	}
+	if (strcmp(cmd, "run") == 0)
+		return cli_run(argc - 1, argv + 1);
+	if (strcmp(cmd, "probe") == 0)
+		return cli_probe(argc - 1, argv + 1);
+	if (strcmp(cmd, "policy") == 0)
+		return cli_policy(argc - 1, argv + 1);
+	if (strcmp(cmd, "resolve") == 0)
+		return cli_resolve(argc - 1, argv + 1);
+	if (strcmp(cmd, "check") == 0)
+		return cli_check(argc - 1, argv + 1);
+	return cli_fail(argv_wants_json(argc, argv), CORRAL_E_USAGE,
+			"unknown command '%s' (see corral --help)", cmd);
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The corral command-line front end (a client of libcorral's public API). */
+#ifndef CORRAL_CLI_H
+#define CORRAL_CLI_H
+
+#include <stdbool.h>
+
+#include "corral.h"
+
+#define CLI_EXIT_TIMEOUT 124
+#define CLI_EXIT_ERROR 125
+#define CLI_EXIT_NOEXEC 126
+#define CLI_EXIT_NOTFOUND 127
+
+/* Options shared by run, probe, check and policy show. */
+struct cli_common {
+	struct corral_policy *policy; /* loaded --policy (or defaults) with every flag overlaid */
+	bool json;
+	const char *shell;            /* run -c STRING */
+	bool have_policy_file;
+};
+
+/*
+ * Parse the options of DESIGN.md's `run` table (and --json, --policy, -c
+ * where |allow_shell|) from argv[1..]; stops at the first non-option or
+ * "--". Loads --policy first, then overlays every flag in order. Fills
+ * *optind_out with the index of the first operand. On error prints the
+ * message (JSON when --json was seen) and returns CLI_EXIT_ERROR; returns
+ * -1 after printing help; 0 on success.
+ */
+int cli_parse_common(int argc, char **argv, const char *cmd, bool allow_shell,
+		     struct cli_common *out, int *optind_out);
+void cli_common_clear(struct cli_common *c);
+
+/* Print "corral: message" on stderr, or the JSON error object on stdout. Returns 125. */
+int cli_fail(bool json, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int cli_fail_err(bool json, const struct corral_error *err);
+
+/* Fill the policy's root with the absolute current directory when unset. */
+int cli_default_root(struct corral_policy *p, struct corral_error *err);
+
+int cli_run(int argc, char **argv);
+int cli_probe(int argc, char **argv);
+int cli_policy(int argc, char **argv);
+int cli_resolve(int argc, char **argv);
+int cli_check(int argc, char **argv);
+
+#endif

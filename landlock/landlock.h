@@ -1,5 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Landlock: ABI probe and a ruleset built from a policy (internal API). */
+/*
+ * Landlock: ABI probe and a ruleset built from a policy (internal API).
+ *
+ * The ABI used everywhere is corral_landlock_abi() (corral.h): the running
+ * kernel's, or lower when the test-only environment variable
+ * CORRAL_TEST_LANDLOCK_ABI=N is set (N below the kernel's; a higher or
+ * malformed value is ignored). A pretended ABI builds exactly the ruleset
+ * that ABI would get — fewer handled rights — so tests can check both the
+ * posture (what is dropped and why) and that the drop is real. See
+ * docs/threat-model.md, "Landlock".
+ */
 #ifndef CORRAL_LANDLOCK_H
 #define CORRAL_LANDLOCK_H
 
@@ -31,6 +41,16 @@ int corral_ll_plan_abi(const struct corral_ll_plan *plan);
  */
 int corral_ll_ruleset(const struct corral_ll_plan *plan, int extra_rw_fd,
 		      struct corral_error *err);
+
+/*
+ * The kernel's fixed-errata bitmask (LANDLOCK_CREATE_RULESET_ERRATA; bit
+ * N-1 is erratum N), or 0 where the kernel has no errata interface. Never
+ * affected by the ABI override.
+ */
+int corral_ll_errata(void);
+
+/* Every filesystem access right ABI |abi| knows (0 for ABI 0). */
+uint64_t corral_ll_fs_rights(int abi);
 
 /* In the forked child: landlock_restrict_self(fd, flags). Async-signal-safe. */
 int corral_ll_restrict_self(int ruleset_fd);

@@ -54,6 +54,7 @@ if [ -x "$asan/tests/fuzz/fuzz-policy" ] && [ "$fuzz_seconds" -gt 0 ]; then
     "$asan/tests/fuzz/fuzz-policy" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 \
     -artifact_prefix="$corpus/" "$corpus"
 fi
+step "bench smoke" bash bench/run.sh --smoke --build "$build"
 
 echo
 echo "$passed passed, $failed failed"

@@ -275,6 +275,33 @@ def throughput_block(d):
     return "\n".join(lines), res
 
 
+def phases_block(out):
+    p = os.path.join(out, "phases.csv")
+    if not os.path.exists(p):
+        return "not measured"
+    rows = list(csv.reader(open(p)))[1:]
+    pols, cells, bad = [], {}, []
+    for r in rows:
+        if r[1] == "unavailable":
+            bad.append(f"- {r[0]}: skipped: {r[5] if len(r) > 5 else '?'}")
+            continue
+        if r[0] not in pols:
+            pols.append(r[0])
+        cells[(r[0], r[1])] = (float(r[3]), float(r[4]))
+    phases = ["policy_build", "sandbox_new", "sandbox_exec", "sandbox_free", "total"]
+    lines = []
+    if pols:
+        n = rows[0][2]
+        lines = [f"Median µs per step over {n} in-process iterations (p90 in brackets):", "",
+                 "| policy | " + " | ".join(f"`{p}`" for p in phases) + " |",
+                 "| --- | " + " | ".join("---:" for _ in phases) + " |"]
+        for pol in pols:
+            lines.append(f"| {pol} | " + " | ".join(
+                f"{cells[(pol, ph)][0]:.0f} ({cells[(pol, ph)][1]:.0f})" if (pol, ph) in cells else "—"
+                for ph in phases) + " |")
+    return "\n".join(lines + ([""] if lines and bad else []) + bad) or "not measured"
+
+
 def rss_block(d):
     r = d["rss"]
     size = r.get("rss-size", {}).get("size", "?")
@@ -331,6 +358,15 @@ def profile_block(out):
     if s:
         s = "\n".join(l for l in s.splitlines() if l.strip() and not l.startswith("#"))
         parts += ["Same for bare `/bin/true`:", "", "```", s, "```", ""]
+    s = read(out, "perf-dso.txt")
+    if s:
+        parts += ["`perf record -e cpu-clock` over 300 runs of `corral run -- /bin/true`, share of CPU"
+                  " samples by process name and shared object (`corral` is the supervisor and the child"
+                  " before it execs; `true` is the child after `execve`; `interleave` is the driver):",
+                  "", "```", s, "```", ""]
+    s = read(out, "perf-sym.txt", 30)
+    if s:
+        parts += ["The same samples by symbol (top 30):", "", "```", s, "```", ""]
     s = read(out, "ld-statistics.txt")
     if s:
         s = "\n".join(re.sub(r"^\s*\d+:\s*", "", l) for l in s.splitlines() if l.strip())
@@ -433,6 +469,7 @@ def main():
         "concurrency": conc,
         "throughput": thr,
         "rss": rss_block(d),
+        "phases": phases_block(a.out),
         "profile": profile_block(a.out),
         "hyperfine": hyperfine_block(a.out, S),
     }

@@ -38,11 +38,11 @@ cd "$src"
 say() { printf 'bench: %s\n' "$*" >&2; }
 
 if [ "$smoke" = 1 ]; then
-	rounds=${rounds:-6} warmup=1 every_docker=6 every_x64=3 seconds=0.3 rss_size=64M
+	rounds=${rounds:-6} warmup=1 every_docker=6 every_x64=3 seconds=0.3 rss_size=64M phase_n=5
 	[ -n "$out" ] || { out=$(mktemp -d /tmp/corral-bench-smoke.XXXXXX); drop_out=1; }
 	docs=0
 else
-	rounds=${rounds:-300} warmup=10 every_docker=10 every_x64=3 seconds=4 rss_size=1G
+	rounds=${rounds:-300} warmup=10 every_docker=10 every_x64=3 seconds=4 rss_size=1G phase_n=300
 	out=${out:-$src/bench/results}
 fi
 build=${build:-${CORRAL_BUILDDIR:-build-bench}}
@@ -53,7 +53,8 @@ corral=$build/corral
 floor=$build/bench/floor
 interleave=$build/bench/interleave
 throughput=$build/bench/throughput
-for b in "$corral" "$floor" "$interleave" "$throughput"; do
+phases=$build/bench/phases
+for b in "$corral" "$floor" "$interleave" "$throughput" "$phases"; do
 	[ -x "$b" ] || { echo "run.sh: $b was not built" >&2; exit 1; }
 done
 mkdir -p "$out"
@@ -188,6 +189,13 @@ say "latency: $(wc -l <"$spec") rows, $rounds rounds, interleaved"
 say "throughput: ${seconds}s per launcher and thread count"
 "$throughput" -d "$seconds" -r "$ws" >"$out/throughput.csv"
 
+say "phases: in-process cost of one uncached run, by policy size"
+pargs=()
+if [ -z "$policy_why" ]; then
+	for n in 1 10 100 1000; do pargs+=("+$n paths=$work/policy-$n.json"); done
+fi
+"$phases" -n "$phase_n" -r "$ws" "${pargs[@]}" >"$out/phases.csv"
+
 # ------------------------------------------------------------ peak RSS
 say "peak RSS: $rss_size through a captured stream"
 rss_cmd=("$corral" run --json --root "$ws" -- sh -c "head -c $rss_size /dev/zero")
@@ -216,6 +224,19 @@ if "${one[@]}" >/dev/null 2>&1; then
 	LD_DEBUG=statistics "${one[@]}" 2>"$out/ld-statistics.txt" >/dev/null || true
 	LD_DEBUG=statistics /bin/true 2>"$out/ld-statistics-bare.txt" >/dev/null || true
 	(ldd "$corral" || true) >"$out/ldd.txt" 2>&1
+fi
+# Where the CPU time of 300 runs goes, by process and shared object, from
+# timer-based samples (works without a hardware PMU, e.g. in a VM).
+if [ "$smoke" = 0 ] && command -v perf >/dev/null && grep -q '^corral	' "$spec"; then
+	say "perf record: 300 runs of corral run -- /bin/true"
+	grep '^corral	' "$spec" >"$work/one.tsv"
+	if perf record -q -e cpu-clock -F 20000 -o "$work/perf.data" -- \
+		"$interleave" -n 300 -w 0 "$work/one.tsv" >/dev/null 2>&1; then
+		perf report -i "$work/perf.data" --no-children --sort comm,dso --stdio 2>/dev/null |
+			grep -v '^#' | grep -v '^$' | head -25 >"$out/perf-dso.txt" || true
+		perf report -i "$work/perf.data" --no-children --sort comm,dso,sym --stdio 2>/dev/null |
+			grep -v '^#' | grep -v '^$' | head -40 >"$out/perf-sym.txt" || true
+	fi
 fi
 if [ "$smoke" = 0 ] && command -v hyperfine >/dev/null; then
 	say "hyperfine cross-check (sequential, not interleaved)"

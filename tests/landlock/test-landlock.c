@@ -33,6 +33,7 @@
 #include "landlock/landlock.h"
 #include "landlock/uapi.h"
 #include "policy/policy.h"
+#include "seccomp/seccomp.h"
 #include "supervisor/posture.h"
 #include "tests/common.h"
 
@@ -658,6 +659,7 @@ static int c_pretend_abi2(void)
 		{ "fs.write", CORRAL_PROMISE_ENFORCED, NULL },
 		{ "fs.read", CORRAL_PROMISE_ENFORCED, NULL },
 		{ "fs.refer", CORRAL_PROMISE_ENFORCED, NULL },
+		{ "scope.ptrace", CORRAL_PROMISE_ENFORCED, NULL },
 		{ "fs.truncate", CORRAL_PROMISE_DROPPED,
 		  "truncate outside the root (fs.truncate): needs Landlock ABI 3, kernel has 2" },
 		{ "net.tcp_landlock", CORRAL_PROMISE_DROPPED, "needs Landlock ABI 4, kernel has 2" },
@@ -697,7 +699,8 @@ static int c_pretend_abi0(void)
 	struct corral_policy p;
 	struct corral_ll_plan *plan = NULL;
 	struct corral_error err = {};
-	const char *ids[] = { "fs.write", "fs.read", "fs.refer", "fs.truncate", "scope.signal" };
+	const char *ids[] = { "fs.write", "fs.read", "fs.refer", "scope.ptrace", "fs.truncate",
+			      "scope.signal" };
 
 	need_abi(1, "pretending ABI 0");
 	if (posture_at(0, CORRAL_NET_NONE, &ps))
@@ -731,6 +734,37 @@ static int c_pretend_truncate_inner(void)
 	EXPECT_OK(truncate(in_out("secret"), 1));
 	EXPECT_ERRNO(try_open(in_out("secret"), O_WRONLY), EACCES);
 	return 0;
+}
+
+/*
+ * ABI 1 has no REFER right, and the kernel then denies every reparenting:
+ * fs.refer holds, more strictly (even within the root).
+ */
+static int c_pretend_abi1_inner(void)
+{
+	EXPECT_OK(write_file(in_root("a"), "a"));
+	EXPECT_OK(mkdir(in_root("sub"), 0700));
+	EXPECT_OK(rename(in_root("a"), in_root("b")));
+	EXPECT_OK(link(in_root("b"), in_root("c")));
+	EXPECT_ERRNO(rename(in_root("b"), in_root("sub/b")), EXDEV);
+	EXPECT_ERRNO(link(in_out("secret"), in_root("stolen")), EXDEV);
+	EXPECT_ERRNO(try_open(in_out("secret"), O_RDONLY), EACCES);
+	return 0;
+}
+
+static int c_pretend_abi1(void)
+{
+	struct corral_posture ps;
+	int r;
+
+	need_abi(2, "pretending ABI 1");
+	if (posture_at(1, CORRAL_NET_NONE, &ps))
+		return 1;
+	EXPECT(find(&ps, "fs.refer")->state == CORRAL_PROMISE_ENFORCED, "fs.refer at ABI 1");
+	setenv("CORRAL_TEST_LANDLOCK_ABI", "1", 1);
+	r = run_confined(CORRAL_NET_NONE, c_pretend_abi1_inner);
+	unsetenv("CORRAL_TEST_LANDLOCK_ABI");
+	return r;
 }
 
 static int c_pretend_real(void)
@@ -772,6 +806,9 @@ static int c_probe(void)
 	EXPECT(json_is_true(json_object_get(o, "fs_confined")), "fs_confined");
 	EXPECT(json_is_boolean(json_object_get(o, "egress")), "egress");
 	EXPECT(json_array_size(json_object_get(o, "promises")) > 8, "promises");
+	/* Network none keeps the command off the network only with the socket filter. */
+	EXPECT(json_is_true(json_object_get(o, "egress")) == !corral_seccomp_available(),
+	       "egress under none with seccomp %s", corral_seccomp_available() ? "available" : "absent");
 	json_decref(o);
 	free(json);
 
@@ -836,6 +873,7 @@ static const struct {
 	{ "threads", 1, c_threads, false },
 	{ "pretend-abi2", 0, c_pretend_abi2, false },
 	{ "pretend-abi0", 0, c_pretend_abi0, false },
+	{ "pretend-abi1", 0, c_pretend_abi1, false },
 	{ "pretend-real", 0, c_pretend_real, false },
 	{ "probe", 0, c_probe, false },
 };

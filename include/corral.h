@@ -91,7 +91,11 @@ int corral_policy_load_string(const char *json, struct corral_policy **out,
  * "root", "ro", "rw", "net", "timeout", "memory", "cpu", "procs",
  * "file-size", "open-files", "max-output", "env", "user", "provider",
  * "image", "compat". "ro", "rw" and "env" append; the rest replace.
- * Returns -EINVAL with a message naming the option on a bad value.
+ * Relative "root", "ro" and "rw" values are made absolute against the
+ * current directory (getcwd); every path is normalised lexically. "env"
+ * takes NAME (pass from the host) or NAME=VALUE (set); the later one for a
+ * name wins. Returns -EINVAL with a message naming the option ("--memory:
+ * bad size '12Q' ...") on a bad value, leaving |p| unchanged.
  */
 int corral_policy_set(struct corral_policy *p, const char *option,
 		      const char *value, struct corral_error *err);

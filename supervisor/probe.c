@@ -317,7 +317,7 @@ _public_ int corral_probe(const struct corral_policy *p, char **json_out, struct
 		      "promises", promises);
 	if (!o)
 		goto oom;
-	*json_out = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	*json_out = json_dumps(o, JSON_PRESERVE_ORDER);
 	if (!*json_out)
 		goto oom;
 	r = 0;

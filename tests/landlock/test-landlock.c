@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -26,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cap-ng.h>
 #include <jansson.h>
 
 #include "landlock/landlock.h"
@@ -362,6 +364,37 @@ static int c_signal(void)
 	EXPECT_OK(kill(sib, SIGTERM));
 	EXPECT(waitpid(sib, &status, 0) == sib && WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM,
 	       "sibling not killed by SIGTERM");
+	return 0;
+}
+
+/* /proc/PID of a process outside the sandbox is closed (Landlock's ptrace rule). */
+static int c_ptrace(void)
+{
+	char path[64];
+	pid_t sib;
+	int status;
+
+	/*
+	 * As the supervisor does: no capabilities. With CAP_SYS_ADMIN, uid 0
+	 * could still read another domain's /proc/PID/environ on 6.18.
+	 */
+	capng_clear(CAPNG_SELECT_BOTH);
+	EXPECT(capng_apply(CAPNG_SELECT_BOTH) == 0, "capng_apply");
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)getppid());
+	EXPECT_ERRNO(try_open(path, O_RDONLY), EACCES);
+	EXPECT_ERRNO(ptrace(PTRACE_ATTACH, getppid(), NULL, NULL), EPERM);
+	/* Positive controls: its own /proc entries, and a process it created. */
+	EXPECT_OK(try_open("/proc/self/environ", O_RDONLY));
+	sib = fork();
+	if (sib == 0) {
+		pause();
+		_exit(0);
+	}
+	EXPECT(sib > 0, "fork: %s", strerror(errno));
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)sib);
+	EXPECT_OK(try_open(path, O_RDONLY));
+	kill(sib, SIGKILL);
+	waitpid(sib, &status, 0);
 	return 0;
 }
 
@@ -796,6 +829,7 @@ static const struct {
 	{ "tcp", 4, c_tcp, false },
 	{ "signal", 6, c_signal, true },
 	{ "abstract-unix", 6, c_abstract_unix, true },
+	{ "ptrace", 1, c_ptrace, true },
 	{ "file-rule", 1, c_file_rule, false },
 	{ "missing-paths", 0, c_missing_paths, false },
 	{ "private-tmp", 1, c_private_tmp, false },

@@ -19,7 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/ioctl.h>
 #include <sys/ptrace.h>
+#include <termios.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -366,6 +368,40 @@ static int c_signal(void)
 	EXPECT(waitpid(sib, &status, 0) == sib && WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM,
 	       "sibling not killed by SIGTERM");
 	return 0;
+}
+
+/*
+ * IOCTL_DEV: device ioctls only on terminals. The pty's slave was created
+ * by the parent; the command opens it by path, as a terminal program would.
+ */
+static char pts_path[64];
+
+static int c_ioctl_dev(void)
+{
+	struct termios t;
+	int fd;
+
+	fd = open(pts_path, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	EXPECT(fd >= 0, "open %s: %s", pts_path, strerror(errno));
+	EXPECT_OK(ioctl(fd, TCGETS, &t));
+	close(fd);
+	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	EXPECT(fd >= 0, "open /dev/null: %s", strerror(errno));
+	/* Outside the sandbox this is ENOTTY; Landlock refuses before the driver sees it. */
+	EXPECT_ERRNO(ioctl(fd, TCGETS, &t), EACCES);
+	close(fd);
+	return 0;
+}
+
+static int c_ioctl_dev_outer(void)
+{
+	int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC), r;
+
+	if (m < 0 || grantpt(m) < 0 || unlockpt(m) < 0 || ptsname_r(m, pts_path, sizeof(pts_path)) != 0)
+		skip_or_fail("no pseudo-terminals here");
+	r = run_confined(CORRAL_NET_NONE, c_ioctl_dev);
+	close(m);
+	return r;
 }
 
 /* /proc/PID of a process outside the sandbox is closed (Landlock's ptrace rule). */
@@ -867,6 +903,7 @@ static const struct {
 	{ "signal", 6, c_signal, true },
 	{ "abstract-unix", 6, c_abstract_unix, true },
 	{ "ptrace", 1, c_ptrace, true },
+	{ "ioctl-dev", 5, c_ioctl_dev_outer, false },
 	{ "file-rule", 1, c_file_rule, false },
 	{ "missing-paths", 0, c_missing_paths, false },
 	{ "private-tmp", 1, c_private_tmp, false },

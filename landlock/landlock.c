@@ -191,6 +191,7 @@ static const struct ll_promise {
 	{ "fs.write", "writes outside the root and fs.read_write", 1, P_ANY_NET },
 	{ "fs.read", "reads outside the root, fs.read_write and fs.read_only", 1, P_ANY_NET },
 	{ "fs.refer", "link or rename out of the root", 1, P_ANY_NET },
+	{ "scope.ptrace", "ptrace and /proc/PID of processes outside the sandbox", 1, P_ANY_NET },
 	{ "fs.truncate", "truncate outside the root", 3, P_ANY_NET },
 	{ "net.tcp_landlock", "TCP bind and connect (Landlock, beside seccomp)", 4, P_NET_NONE },
 	{ "fs.ioctl_dev", "device ioctls outside /dev/tty and /dev/pts", 5, P_ANY_NET },

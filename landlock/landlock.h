@@ -24,7 +24,16 @@ struct corral_ll_plan;
  * execute; default devices; /proc read), decide the handled rights, and add
  * this module's promises to |ps| (enforced or dropped with the ABI needed).
  * |root_abs| is the absolute root directory. A path the user asked for that
- * is missing is an error naming it; a default path missing here is skipped.
+ * is missing is an error naming it (CORRAL_E_NOT_FOUND); a default path
+ * (corral_is_default_read_only) missing here is skipped.
+ *
+ * Promises added: fs.write, fs.read, fs.refer, scope.ptrace (ABI 1),
+ * fs.truncate (3), net.tcp_landlock (4; network "none" only, else n/a),
+ * fs.ioctl_dev (5), scope.signal, scope.abstract_unix (6), and
+ * fs.resolve_unix (9; n/a below it: seccomp's job). A dropped promise's
+ * |why| is a complete message, e.g. "truncate outside the root
+ * (fs.truncate): needs Landlock ABI 3, kernel has 2". At ABI 0 the plan
+ * still opens and checks every path; corral_ll_ruleset() then fails.
  */
 int corral_ll_plan_new(const struct corral_policy *p, const char *root_abs,
 		       struct corral_posture *ps, struct corral_ll_plan **out,

@@ -47,9 +47,14 @@ static int print_text(const char *json)
 	}
 	printf("\npromises:\n");
 	json_array_foreach(promises, i, pr) {
-		printf("  %-14s %-*s  %s\n", json_string_value(json_object_get(pr, "state")) ?: "?",
-		       (int)width, json_string_value(json_object_get(pr, "id")) ?: "?",
-		       json_string_value(json_object_get(pr, "why")) ?: "");
+		const char *why = json_string_value(json_object_get(pr, "why"));
+
+		if (why && *why)
+			printf("  %-14s %-*s  %s\n", json_string_value(json_object_get(pr, "state")) ?: "?",
+			       (int)width, json_string_value(json_object_get(pr, "id")) ?: "?", why);
+		else
+			printf("  %-14s %s\n", json_string_value(json_object_get(pr, "state")) ?: "?",
+			       json_string_value(json_object_get(pr, "id")) ?: "?");
 	}
 	refusal = json_object_get(o, "refusal");
 	if (json_is_string(refusal))

@@ -313,11 +313,11 @@ _public_ int corral_probe(const struct corral_policy *p, char **json_out, struct
 		      "fs_confined", fs_confined,
 		      "runnable", !dropped || p->compat == CORRAL_COMPAT_BEST_EFFORT,
 		      "refusal", dropped && p->compat != CORRAL_COMPAT_BEST_EFFORT ?
-				json_string(dropped->why) : NULL,
+				json_string(dropped->why) : json_null(),
 		      "promises", promises);
 	if (!o)
 		goto oom;
-	*json_out = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	*json_out = json_dumps(o, JSON_PRESERVE_ORDER);
 	if (!*json_out)
 		goto oom;
 	r = 0;

@@ -19,6 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/ioctl.h>
+#include <sys/ptrace.h>
+#include <termios.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -26,11 +29,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cap-ng.h>
 #include <jansson.h>
 
 #include "landlock/landlock.h"
 #include "landlock/uapi.h"
 #include "policy/policy.h"
+#include "seccomp/seccomp.h"
 #include "supervisor/posture.h"
 #include "tests/common.h"
 
@@ -365,6 +370,71 @@ static int c_signal(void)
 	return 0;
 }
 
+/*
+ * IOCTL_DEV: device ioctls only on terminals. The pty's slave was created
+ * by the parent; the command opens it by path, as a terminal program would.
+ */
+static char pts_path[64];
+
+static int c_ioctl_dev(void)
+{
+	struct termios t;
+	int fd;
+
+	fd = open(pts_path, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	EXPECT(fd >= 0, "open %s: %s", pts_path, strerror(errno));
+	EXPECT_OK(ioctl(fd, TCGETS, &t));
+	close(fd);
+	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	EXPECT(fd >= 0, "open /dev/null: %s", strerror(errno));
+	/* Outside the sandbox this is ENOTTY; Landlock refuses before the driver sees it. */
+	EXPECT_ERRNO(ioctl(fd, TCGETS, &t), EACCES);
+	close(fd);
+	return 0;
+}
+
+static int c_ioctl_dev_outer(void)
+{
+	int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC), r;
+
+	if (m < 0 || grantpt(m) < 0 || unlockpt(m) < 0 || ptsname_r(m, pts_path, sizeof(pts_path)) != 0)
+		skip_or_fail("no pseudo-terminals here");
+	r = run_confined(CORRAL_NET_NONE, c_ioctl_dev);
+	close(m);
+	return r;
+}
+
+/* /proc/PID of a process outside the sandbox is closed (Landlock's ptrace rule). */
+static int c_ptrace(void)
+{
+	char path[64];
+	pid_t sib;
+	int status;
+
+	/*
+	 * As the supervisor does: no capabilities. With CAP_SYS_ADMIN, uid 0
+	 * could still read another domain's /proc/PID/environ on 6.18.
+	 */
+	capng_clear(CAPNG_SELECT_BOTH);
+	EXPECT(capng_apply(CAPNG_SELECT_BOTH) == 0, "capng_apply");
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)getppid());
+	EXPECT_ERRNO(try_open(path, O_RDONLY), EACCES);
+	EXPECT_ERRNO(ptrace(PTRACE_ATTACH, getppid(), NULL, NULL), EPERM);
+	/* Positive controls: its own /proc entries, and a process it created. */
+	EXPECT_OK(try_open("/proc/self/environ", O_RDONLY));
+	sib = fork();
+	if (sib == 0) {
+		pause();
+		_exit(0);
+	}
+	EXPECT(sib > 0, "fork: %s", strerror(errno));
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)sib);
+	EXPECT_OK(try_open(path, O_RDONLY));
+	kill(sib, SIGKILL);
+	waitpid(sib, &status, 0);
+	return 0;
+}
+
 static int abstract_connect(const char *name, socklen_t len)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -625,6 +695,7 @@ static int c_pretend_abi2(void)
 		{ "fs.write", CORRAL_PROMISE_ENFORCED, NULL },
 		{ "fs.read", CORRAL_PROMISE_ENFORCED, NULL },
 		{ "fs.refer", CORRAL_PROMISE_ENFORCED, NULL },
+		{ "scope.ptrace", CORRAL_PROMISE_ENFORCED, NULL },
 		{ "fs.truncate", CORRAL_PROMISE_DROPPED,
 		  "truncate outside the root (fs.truncate): needs Landlock ABI 3, kernel has 2" },
 		{ "net.tcp_landlock", CORRAL_PROMISE_DROPPED, "needs Landlock ABI 4, kernel has 2" },
@@ -664,7 +735,8 @@ static int c_pretend_abi0(void)
 	struct corral_policy p;
 	struct corral_ll_plan *plan = NULL;
 	struct corral_error err = {};
-	const char *ids[] = { "fs.write", "fs.read", "fs.refer", "fs.truncate", "scope.signal" };
+	const char *ids[] = { "fs.write", "fs.read", "fs.refer", "scope.ptrace", "fs.truncate",
+			      "scope.signal" };
 
 	need_abi(1, "pretending ABI 0");
 	if (posture_at(0, CORRAL_NET_NONE, &ps))
@@ -698,6 +770,37 @@ static int c_pretend_truncate_inner(void)
 	EXPECT_OK(truncate(in_out("secret"), 1));
 	EXPECT_ERRNO(try_open(in_out("secret"), O_WRONLY), EACCES);
 	return 0;
+}
+
+/*
+ * ABI 1 has no REFER right, and the kernel then denies every reparenting:
+ * fs.refer holds, more strictly (even within the root).
+ */
+static int c_pretend_abi1_inner(void)
+{
+	EXPECT_OK(write_file(in_root("a"), "a"));
+	EXPECT_OK(mkdir(in_root("sub"), 0700));
+	EXPECT_OK(rename(in_root("a"), in_root("b")));
+	EXPECT_OK(link(in_root("b"), in_root("c")));
+	EXPECT_ERRNO(rename(in_root("b"), in_root("sub/b")), EXDEV);
+	EXPECT_ERRNO(link(in_out("secret"), in_root("stolen")), EXDEV);
+	EXPECT_ERRNO(try_open(in_out("secret"), O_RDONLY), EACCES);
+	return 0;
+}
+
+static int c_pretend_abi1(void)
+{
+	struct corral_posture ps;
+	int r;
+
+	need_abi(2, "pretending ABI 1");
+	if (posture_at(1, CORRAL_NET_NONE, &ps))
+		return 1;
+	EXPECT(find(&ps, "fs.refer")->state == CORRAL_PROMISE_ENFORCED, "fs.refer at ABI 1");
+	setenv("CORRAL_TEST_LANDLOCK_ABI", "1", 1);
+	r = run_confined(CORRAL_NET_NONE, c_pretend_abi1_inner);
+	unsetenv("CORRAL_TEST_LANDLOCK_ABI");
+	return r;
 }
 
 static int c_pretend_real(void)
@@ -739,6 +842,9 @@ static int c_probe(void)
 	EXPECT(json_is_true(json_object_get(o, "fs_confined")), "fs_confined");
 	EXPECT(json_is_boolean(json_object_get(o, "egress")), "egress");
 	EXPECT(json_array_size(json_object_get(o, "promises")) > 8, "promises");
+	/* Network none keeps the command off the network only with the socket filter. */
+	EXPECT(json_is_true(json_object_get(o, "egress")) == !corral_seccomp_available(),
+	       "egress under none with seccomp %s", corral_seccomp_available() ? "available" : "absent");
 	json_decref(o);
 	free(json);
 
@@ -796,12 +902,15 @@ static const struct {
 	{ "tcp", 4, c_tcp, false },
 	{ "signal", 6, c_signal, true },
 	{ "abstract-unix", 6, c_abstract_unix, true },
+	{ "ptrace", 1, c_ptrace, true },
+	{ "ioctl-dev", 5, c_ioctl_dev_outer, false },
 	{ "file-rule", 1, c_file_rule, false },
 	{ "missing-paths", 0, c_missing_paths, false },
 	{ "private-tmp", 1, c_private_tmp, false },
 	{ "threads", 1, c_threads, false },
 	{ "pretend-abi2", 0, c_pretend_abi2, false },
 	{ "pretend-abi0", 0, c_pretend_abi0, false },
+	{ "pretend-abi1", 0, c_pretend_abi1, false },
 	{ "pretend-real", 0, c_pretend_real, false },
 	{ "probe", 0, c_probe, false },
 };

@@ -78,6 +78,17 @@ expect "show --timeout 0" 125 "corral: --timeout: must be greater than 0" "$CORR
 expect "show --net wifi" 125 "corral: --net: unknown value 'wifi' (expected none|loopback|host)" \
 	"$CORRAL" policy show --net wifi
 
+# Every JSON example in docs/policy.md is a valid policy.
+if [ -n "${CORRAL_SRCDIR:-}" ] && [ -f "$CORRAL_SRCDIR/docs/policy.md" ]; then
+	awk '/^```json$/ {n++; f = "doc-example-" n ".json"; next} /^```$/ {f = ""} f {print > f}' \
+		"$CORRAL_SRCDIR/docs/policy.md"
+	ls doc-example-*.json >/dev/null 2>&1 || fail "no JSON example found in docs/policy.md"
+	for f in doc-example-*.json; do
+		[ -f "$f" ] || continue
+		expect "docs example $f" 0 "" "$CORRAL" policy check "$f"
+	done
+fi
+
 if [ "$fails" -gt 0 ]; then
 	echo "$fails failure(s)"
 	exit 1

@@ -284,6 +284,43 @@ static void check_filter(const struct corral_bpf *b, int net, int abi, const cha
 	}
 }
 
+/* Every syscall of the table is named, `like_this`, in the doc's seccomp section. */
+static void check_doc(void)
+{
+	const char *src = getenv("CORRAL_SRCDIR");
+	char path[4096], *text = NULL, *start, *end;
+	size_t cap = 0;
+	FILE *f;
+
+	if (!src) {
+		printf("# CORRAL_SRCDIR unset: doc check skipped\n");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/docs/threat-model.md", src);
+	f = fopen(path, "re");
+	if (!f || getdelim(&text, &cap, '\0', f) < 0) {
+		sc_report(false, "read %s", path);
+		free(text);
+		if (f)
+			fclose(f);
+		return;
+	}
+	fclose(f);
+	start = strstr(text, "\n## seccomp\n");
+	end = start ? strstr(start + 1, "\n## ") : NULL;
+	if (end)
+		*end = '\0';
+	for (size_t i = 0; start && i < corral_sc_rules_len; i++) {
+		char needle[64];
+
+		snprintf(needle, sizeof(needle), "`%s`", corral_sc_rules[i].syscall);
+		if (!strstr(start, needle))
+			sc_report(false, "docs/threat-model.md (seccomp section) does not name %s", needle);
+	}
+	sc_report(start != NULL, "docs/threat-model.md has a seccomp section naming every row");
+	free(text);
+}
+
 int main(void)
 {
 	char tag[64];
@@ -318,6 +355,7 @@ int main(void)
 			}
 		}
 	}
+	check_doc();
 	printf("# %d decisions checked\n", checks);
 	return sc_finish("seccomp-bpf");
 }

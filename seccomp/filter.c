@@ -185,20 +185,29 @@ static int export_bpf(scmp_filter_ctx ctx, struct corral_bpf *out, struct corral
 	return 0;
 }
 
-static void add_promises(const struct corral_policy *p, struct corral_posture *ps)
+static void add_promises(const struct corral_policy *p, int landlock_abi, struct corral_posture *ps)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(promise_ids); i++) {
-		const char *id = promise_ids[i];
-
-		if (strcmp(id, "net.no_sockets") == 0 && p->network != CORRAL_NET_NONE)
-			corral_posture_add(ps, id, CORRAL_PROMISE_NA,
-					   p->network == CORRAL_NET_LOOPBACK ?
-					   "network \"loopback\": inet, inet6 and unix sockets allowed, "
-					   "confined by a private network namespace" :
-					   "network \"host\": inet, inet6, unix and netlink sockets allowed");
-		else
-			corral_posture_add(ps, id, CORRAL_PROMISE_ENFORCED, NULL);
-	}
+	if (p->network == CORRAL_NET_NONE)
+		corral_posture_add(ps, "net.no_sockets", CORRAL_PROMISE_ENFORCED,
+				   "socket() of every family, AF_UNIX included: refused by seccomp "
+				   "(socketpair(AF_UNIX) works)");
+	else
+		corral_posture_add(ps, "net.no_sockets", CORRAL_PROMISE_NA,
+				   p->network == CORRAL_NET_LOOPBACK ?
+				   "network \"loopback\": inet, inet6 and unix sockets allowed (other families "
+				   "refused by seccomp), confined by a private network namespace" :
+				   "network \"host\": inet, inet6, unix and netlink sockets allowed (other "
+				   "families refused by seccomp)");
+	corral_posture_add(ps, "net.no_io_uring", CORRAL_PROMISE_ENFORCED,
+			   "io_uring_setup/enter/register: refused by seccomp (ENOSYS)");
+	corral_posture_add(ps, "seccomp.foreign_abi", CORRAL_PROMISE_ENFORCED,
+			   "i386 (int $0x80) and x32 syscalls: the process is killed by seccomp");
+	corral_posture_add(ps, "seccomp.deny_table", CORRAL_PROMISE_ENFORCED,
+			   "mount, namespaces, bpf, perf, keyrings, modules, kexec, clock...: refused by "
+			   "seccomp%s", landlock_abi > 0 ? "" :
+			   "; ptrace and process_vm_* too (no Landlock to scope them)");
+	corral_posture_add(ps, "tty.no_injection", CORRAL_PROMISE_ENFORCED,
+			   "TIOCSTI/TIOCLINUX terminal input injection: refused by seccomp");
 }
 
 int corral_seccomp_compile_opt(const struct corral_policy *p, int landlock_abi, int optimize,
@@ -261,7 +270,7 @@ int corral_seccomp_compile_opt(const struct corral_policy *p, int landlock_abi, 
 	r = export_bpf(ctx, out, err);
 	if (r < 0)
 		return r;
-	add_promises(p, ps);
+	add_promises(p, landlock_abi, ps);
 	return 0;
 }
 

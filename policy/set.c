@@ -85,7 +85,7 @@ _public_ int corral_policy_set(struct corral_policy *p, const char *option, cons
 	char name[64];
 	uint64_t u;
 	double d;
-	int r, e;
+	int r;
 
 	if (!p || !option || !value)
 		return corral_err(err, CORRAL_E_USAGE, EINVAL, "policy: missing option or value");
@@ -101,15 +101,12 @@ _public_ int corral_policy_set(struct corral_policy *p, const char *option, cons
 		r = absolute_path(name, value, &path, err);
 		if (r < 0)
 			return r;
-		if (option[0] == 'r' && option[1] == 'o' && !option[2]) {
-			l = &p->fs.read_only;
-		} else if (option[1] == 'w') {
-			l = &p->fs.read_write;
-		} else {
+		if (strcmp(option, "root") == 0) {
 			free(p->root);
 			p->root = TAKE_PTR(path);
 			return 0;
 		}
+		l = strcmp(option, "ro") == 0 ? &p->fs.read_only : &p->fs.read_write;
 		if (!strv_contains(l, path) && strv_append(l, path) < 0)
 			return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "%s: out of memory", name);
 		return 0;
@@ -153,6 +150,5 @@ _public_ int corral_policy_set(struct corral_policy *p, const char *option, cons
 			*(uint64_t *)((char *)p + numeric[i].offset) = u;
 		return r;
 	}
-	e = EINVAL;
-	return corral_err(err, CORRAL_E_USAGE, e, "%s: unknown option", name);
+	return corral_err(err, CORRAL_E_USAGE, EINVAL, "%s: unknown option", name);
 }

@@ -64,13 +64,27 @@ void corral_format_size(uint64_t v, char *buf, size_t len)
 }
 
 /*
- * The C locale object: glibc hands out a static one for "C", so this never
- * allocates and needs no once-guard. strtod and printf would otherwise read
- * the caller's LC_NUMERIC (a ',' decimal point in de_DE).
+ * The C locale object, made once: strtod and printf would otherwise read
+ * the caller's LC_NUMERIC (a ',' decimal point in de_DE). glibc hands out a
+ * static object for "C"; where a libc allocates, the loser of a race frees
+ * its copy.
  */
 static locale_t c_locale(void)
 {
-	return newlocale(LC_ALL_MASK, "C", (locale_t)0);
+	static locale_t cached;
+	locale_t l = __atomic_load_n(&cached, __ATOMIC_ACQUIRE), expected = (locale_t)0;
+
+	if (l != (locale_t)0)
+		return l;
+	l = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+	if (l == (locale_t)0)
+		return l;
+	if (!__atomic_compare_exchange_n(&cached, &expected, l, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		if (l != expected)
+			freelocale(l);
+		l = expected;
+	}
+	return l;
 }
 
 double corral_strtod(const char *s, char **end)

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Policy parser fuzzer: load the bytes as a policy; when it loads, dump,
- * reload, dump again, and abort unless both dumps are identical. Errors
- * must always carry a message. ASan's leak checker covers the rest.
+ * reload, dump again, and abort unless both dumps are identical. Short
+ * inputs are also fed as the value of every command-line option, after
+ * which the policy must still round-trip. Errors must carry a message;
+ * ASan's leak checker covers the rest.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -13,17 +15,17 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static const char *const options[] = {
+	"root", "ro", "rw", "net", "timeout", "memory", "cpu", "procs", "file-size",
+	"open-files", "max-output", "env", "user", "provider", "image", "compat",
+};
+
+static void round_trip(const struct corral_policy *p)
 {
 	struct corral_error err = {};
-	struct corral_policy *p = NULL, *q = NULL;
+	struct corral_policy *q = NULL;
 	char *a, *b;
 
-	if (corral_policy_load_buffer((const char *)data, size, "fuzz", &p, &err) < 0) {
-		if (!err.message[0] || err.code != CORRAL_E_POLICY)
-			abort();
-		return 0;
-	}
 	a = corral_policy_dump(p);
 	if (!a)
 		abort();
@@ -38,7 +40,35 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	free(a);
 	free(b);
-	corral_policy_free(p);
 	corral_policy_free(q);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct corral_error err = {};
+	struct corral_policy *p = NULL;
+
+	if (corral_policy_load_buffer((const char *)data, size, "fuzz", &p, &err) < 0) {
+		if (!err.message[0] || err.code != CORRAL_E_POLICY)
+			abort();
+	} else {
+		round_trip(p);
+		corral_policy_free(p);
+	}
+
+	if (size < 256 && !memchr(data, 0, size)) {
+		char *value = strndup((const char *)data, size);
+
+		if (!value || corral_policy_new(&p) < 0)
+			abort();
+		for (size_t i = 0; i < sizeof(options) / sizeof(options[0]); i++) {
+			err.message[0] = 0;
+			if (corral_policy_set(p, options[i], value, &err) < 0 && !err.message[0])
+				abort();
+		}
+		round_trip(p);
+		corral_policy_free(p);
+		free(value);
+	}
 	return 0;
 }

@@ -174,13 +174,17 @@ static bool path_within(const char *inner, const char *outer)
 }
 
 /*
- * Refuse to mount anything that is, or contains, the daemon's socket: with
- * it the command would own the host. Compared both as written and with
+ * Refuse to mount anything that is, or contains, a container daemon's
+ * socket (docker's, the one DOCKER_HOST names, containerd's, podman's):
+ * with it the command would own the host. Compared both as written and with
  * symlinks resolved (/var/run is usually a link to /run).
  */
 static int refuse_socket(const char *key, const char *path, const char *sock, struct corral_error *err)
 {
-	const char *socks[] = { "/var/run/docker.sock", "/run/docker.sock", sock };
+	const char *socks[] = {
+		"/var/run/docker.sock", "/run/docker.sock", "/run/containerd/containerd.sock",
+		"/run/podman/podman.sock", sock,
+	};
 	char rp[PATH_MAX], rs[PATH_MAX];
 	bool have_rp = realpath(path, rp) != NULL;
 
@@ -192,8 +196,8 @@ static int refuse_socket(const char *key, const char *path, const char *sock, st
 			hit = path_within(rs, path) || (have_rp && path_within(rs, rp));
 		if (hit)
 			return corral_err(err, CORRAL_E_POLICY, EPERM,
-					  "%s: %s is or contains the docker socket %s; corral never mounts it "
-					  "into a container", key, path, socks[i]);
+					  "%s: %s is or contains the container daemon socket %s; corral never "
+					  "mounts it into a container", key, path, socks[i]);
 	}
 	return 0;
 }

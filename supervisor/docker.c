@@ -489,15 +489,27 @@ oom:
 
 /* ------------------------------------------------------------ result */
 
-/* Remove the line starting at |line| (up to and including its '\n') from a captured buffer. */
-static void cut_line(char *buf, size_t *len, char *line)
+/*
+ * Replace the line starting at |line| (up to and including its '\n') of a
+ * captured buffer with |with|.
+ */
+static int replace_line(char **buf, size_t *len, char *line, const char *with)
 {
-	char *end = memchr(line, '\n', (size_t)(buf + *len - line));
-	size_t cut = end ? (size_t)(end + 1 - line) : (size_t)(buf + *len - line);
+	size_t off = (size_t)(line - *buf), wl = strlen(with);
+	char *end = memchr(line, '\n', *len - off);
+	size_t cut = end ? (size_t)(end + 1 - line) : *len - off;
+	char *nb = malloc(*len - cut + wl + 1);
 
-	memmove(line, line + cut, (size_t)(buf + *len - line - cut));
-	*len -= cut;
-	buf[*len] = '\0';
+	if (!nb)
+		return -ENOMEM;
+	memcpy(nb, *buf, off);
+	memcpy(nb + off, with, wl);
+	memcpy(nb + off + wl, line + cut, *len - off - cut);
+	*len = *len - cut + wl;
+	nb[*len] = '\0';
+	free(*buf);
+	*buf = nb;
+	return 0;
 }
 
 static char *find_line(char *buf, size_t len, const char *prefix)
@@ -514,7 +526,20 @@ static char *find_line(char *buf, size_t len, const char *prefix)
 	return NULL;
 }
 
-int corral_docker_map_result(struct corral_result *res, bool captured, struct corral_error *err)
+/* As the engine reports a local exec failure: status 126/127, exec_errno, and its one stderr line. */
+static int exec_failed(struct corral_result *res, char *line, const char *cmd, struct corral_error *err)
+{
+	char msg[512];
+	int e = res->exit_status == 127 ? ENOENT : EACCES;
+
+	snprintf(msg, sizeof(msg), "corral: %s: %s\n", cmd, e == ENOENT ? "command not found" : strerror(e));
+	if (replace_line(&res->stderr_buf, &res->stderr_len, line, msg) < 0)
+		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+	res->exec_errno = e;
+	return 0;
+}
+
+int corral_docker_map_result(struct corral_result *res, bool captured, const char *cmd, struct corral_error *err)
 {
 	int s = res->exit_status;
 	char *l;
@@ -525,27 +550,20 @@ int corral_docker_map_result(struct corral_result *res, bool captured, struct co
 	if (captured && res->stderr_buf && (s == 125 || s == 126 || s == 127)) {
 		/* docker run's own failures print "docker: ..." and exit 125 (daemon), 126, 127 (runc exec). */
 		l = find_line(res->stderr_buf, res->stderr_len, "docker: ");
-		if (l) {
-			char msg[400];
+		if (l && s == 125) {
 			size_t n = strcspn(l + 8, "\n");
-			snprintf(msg, sizeof(msg), "%.*s", (int)(n < sizeof(msg) - 1 ? n : sizeof(msg) - 1), l + 8);
-			if (s == 125)
-				return corral_err(err, CORRAL_E_PROVIDER, EIO, "docker run failed: %s", msg);
-			cut_line(res->stderr_buf, &res->stderr_len, l);
-			res->exited = false;
-			res->exit_status = 0;
-			res->exec_errno = s == 127 ? ENOENT : EACCES;
-			return 0;
+			if (n > 400)
+				n = 400;
+			return corral_err(err, CORRAL_E_PROVIDER, EIO, "docker run failed: %.*s", (int)n, l + 8);
 		}
-		/* tini (--init) could not exec the command: "[FATAL tini (7)] exec X failed: ..." */
-		l = find_line(res->stderr_buf, res->stderr_len, "[FATAL tini (");
-		if (l && s != 125 && memmem(l, strcspn(l, "\n"), ")] exec ", 8)) {
-			cut_line(res->stderr_buf, &res->stderr_len, l);
-			res->exited = false;
-			res->exit_status = 0;
-			res->exec_errno = s == 127 ? ENOENT : EACCES;
-			return 0;
+		/* or tini (--init) could not exec the command: "[FATAL tini (7)] exec X failed: ..." */
+		if (!l) {
+			l = find_line(res->stderr_buf, res->stderr_len, "[FATAL tini (");
+			if (l && !memmem(l, strcspn(l, "\n"), ")] exec ", 8))
+				l = NULL;
 		}
+		if (l && s != 125)
+			return exec_failed(res, l, cmd, err);
 	}
 	/*
 	 * tini exits 128+N when the command died of signal N; docker reports
@@ -1020,7 +1038,7 @@ int corral_docker_exec(struct corral_docker *d, const struct corral_exec_opts *o
 		return corral_err(err, CORRAL_E_PROVIDER, e, "docker provider: cannot execute %s: %s", d->client,
 				  strerror(e));
 	}
-	r = corral_docker_map_result(res, opts->capture, err);
+	r = corral_docker_map_result(res, opts->capture, opts->shell ? "/bin/sh" : opts->argv[0], err);
 	if (r < 0)
 		corral_result_clear(res);
 	return r;

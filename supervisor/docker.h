@@ -47,12 +47,14 @@ int corral_docker_argv(const struct corral_docker *d, const struct corral_exec_o
 char *const *corral_docker_client_env(const struct corral_docker *d);
 
 /*
- * Turn the docker client's result into the command's: 129..192 -> signal,
- * tini's exec failures -> exec_errno, docker's own failures (125, or 126/127
- * before the command started) -> a negative errno with |err| set. Only a
- * captured stderr can tell docker's own failures from the command's.
+ * Turn the docker client's result into the command's: 129..192 -> signal;
+ * an exec failure of |cmd| (tini's or runc's 126/127) -> exec_errno with
+ * the engine's "corral: CMD: ..." stderr line; docker's own 125 -> a
+ * negative errno with |err| set. Only a captured stderr can tell docker's
+ * own failures from the command's.
  */
-int corral_docker_map_result(struct corral_result *res, bool captured, struct corral_error *err);
+int corral_docker_map_result(struct corral_result *res, bool captured, const char *cmd,
+			     struct corral_error *err);
 
 /* The identity for the container (DESIGN.md --user rules, see docker.c). */
 int corral_docker_identity(const struct corral_policy *p, const char *root_abs, uid_t *uid,

@@ -298,7 +298,6 @@ static void test_refusals(void **state)
 static void test_map_result(void **state)
 {
 	static const struct {
-		bool exited;
 		int status;
 		const char *err_text;
 		bool captured;
@@ -307,26 +306,27 @@ static void test_map_result(void **state)
 		int want_status, want_signal, want_errno;
 		const char *want_stderr;
 	} cases[] = {
-		{ true, 0, "", true, 0, true, 0, 0, 0, "" },
-		{ true, 3, "oops\n", true, 0, true, 3, 0, 0, "oops\n" },
-		{ true, 137, "", true, 0, false, 0, 9, 0, "" },
-		{ true, 143, "", false, 0, false, 0, 15, 0, "" },
-		{ true, 125, "x\ndocker: Error response from daemon: boom.\n\nRun 'docker run --help'\n", true, -EIO,
-		  false, 0, 0, 0, NULL },
+		{ 0, "", true, 0, true, 0, 0, 0, "" },
+		{ 3, "oops\n", true, 0, true, 3, 0, 0, "oops\n" },
+		{ 137, "", true, 0, false, 0, 9, 0, "" },
+		{ 143, "", false, 0, false, 0, 15, 0, "" },
+		{ 125, "x\ndocker: Error response from daemon: boom.\n\nRun 'docker run --help'\n", true, -EIO, false, 0,
+		  0, 0, NULL },
 		/* without capture docker's 125 cannot be told from the command's: the exit code is the same */
-		{ true, 125, NULL, false, 0, true, 125, 0, 0, NULL },
+		{ 125, NULL, false, 0, true, 125, 0, 0, NULL },
 		/* the command's own 125/127 stay the command's */
-		{ true, 125, "mine\n", true, 0, true, 125, 0, 0, "mine\n" },
-		{ true, 127, "sh: nope: not found\n", true, 0, true, 127, 0, 0, "sh: nope: not found\n" },
-		{ true, 127, "[FATAL tini (7)] exec nope failed: No such file or directory\n", true, 0, false, 0, 0,
-		  ENOENT, "" },
-		{ true, 126, "a\n[FATAL tini (7)] exec /etc/passwd failed: Permission denied\n", true, 0, false, 0, 0,
-		  EACCES, "a\n" },
-		{ true, 127, "docker: Error response from daemon: exec: \"nope\": not found\n", true, 0, false, 0, 0,
-		  ENOENT, "" },
+		{ 125, "mine\n", true, 0, true, 125, 0, 0, "mine\n" },
+		{ 127, "sh: nope: not found\n", true, 0, true, 127, 0, 0, "sh: nope: not found\n" },
+		{ 127, "[FATAL tini (7)] exec nope failed: No such file or directory\n", true, 0, true, 127, 0, ENOENT,
+		  "corral: nope: command not found\n" },
+		{ 126, "a\n[FATAL tini (7)] exec nope failed: Permission denied\nb", true, 0, true, 126, 0, EACCES,
+		  "a\ncorral: nope: Permission denied\nb" },
+		{ 127, "docker: Error response from daemon: exec: \"nope\": not found\n", true, 0, true, 127, 0,
+		  ENOENT, "corral: nope: command not found\n" },
+		{ 127, "[FATAL tini (7)] something else\n", true, 0, true, 127, 0, 0, "[FATAL tini (7)] something else\n" },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-		struct corral_result res = { .exited = cases[i].exited, .exit_status = cases[i].status };
+		struct corral_result res = { .exited = true, .exit_status = cases[i].status };
 		struct corral_error err = {};
 		int rc;
 
@@ -334,7 +334,7 @@ static void test_map_result(void **state)
 			res.stderr_buf = strdup(cases[i].err_text);
 			res.stderr_len = strlen(cases[i].err_text);
 		}
-		rc = corral_docker_map_result(&res, cases[i].captured, &err);
+		rc = corral_docker_map_result(&res, cases[i].captured, "nope", &err);
 		assert_int_equal(rc, cases[i].rc);
 		if (rc < 0) {
 			assert_int_equal(err.code, CORRAL_E_PROVIDER);

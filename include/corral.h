@@ -91,7 +91,11 @@ int corral_policy_load_string(const char *json, struct corral_policy **out,
  * "root", "ro", "rw", "net", "timeout", "memory", "cpu", "procs",
  * "file-size", "open-files", "max-output", "env", "user", "provider",
  * "image", "compat". "ro", "rw" and "env" append; the rest replace.
- * Returns -EINVAL with a message naming the option on a bad value.
+ * Relative "root", "ro" and "rw" values are made absolute against the
+ * current directory (getcwd); every path is normalised lexically. "env"
+ * takes NAME (pass from the host) or NAME=VALUE (set); the later one for a
+ * name wins. Returns -EINVAL with a message naming the option ("--memory:
+ * bad size '12Q' ...") on a bad value, leaving |p| unchanged.
  */
 int corral_policy_set(struct corral_policy *p, const char *option,
 		      const char *value, struct corral_error *err);
@@ -233,6 +237,14 @@ enum corral_resolve_flags {
  * CORRAL_E_NOT_FOUND / CORRAL_E_UNSUPPORTED (no openat2) and a reason.
  * Does not take ownership of |root_fd|. |root_path| may be NULL (then
  * absolute paths are refused).
+ * |flags|: at most one of FILE, DIRECTORY, ANY (none means FILE), plus
+ * WRITE (O_WRONLY, never O_TRUNC; not with DIRECTORY). The path is first
+ * opened O_PATH and its type checked, so a refused device is never opened
+ * for real. FIFOs and devices (ANY) come back with O_NONBLOCK still set;
+ * regular files and directories without it. err->message reads
+ * "PATH: reason" (PATH shown with control bytes and invalid UTF-8 as \xNN).
+ * A path the kernel could not prove safe against a concurrent rename is
+ * retried a bounded number of times, then refused (-EAGAIN).
  */
 int corral_resolve_open(int root_fd, const char *root_path, const char *path,
 			int flags, struct corral_error *err);
@@ -249,7 +261,11 @@ int corral_resolve_create(int root_fd, const char *root_path, const char *path,
  * The host path of |path| under |root| (an absolute directory path),
  * proven by opening it beneath the root as above. *out is malloc'd.
  * |must_exist| false allows a missing final component (its parent must
- * resolve beneath the root).
+ * resolve beneath the root). What exists must be a regular file or a
+ * directory. The result is |root| as given (canonical when relative) plus
+ * the components the kernel accepted, with no "." or ".."; absolute paths
+ * may name the root as given or canonically. It is for display: open it
+ * again beneath the root rather than by name.
  */
 int corral_resolve_path(const char *root, const char *path, bool must_exist,
 			char **out, struct corral_error *err);

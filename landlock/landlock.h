@@ -1,5 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Landlock: ABI probe and a ruleset built from a policy (internal API). */
+/*
+ * Landlock: ABI probe and a ruleset built from a policy (internal API).
+ *
+ * The ABI used everywhere is corral_landlock_abi() (corral.h): the running
+ * kernel's, or lower when the test-only environment variable
+ * CORRAL_TEST_LANDLOCK_ABI=N is set (N below the kernel's; a higher or
+ * malformed value is ignored). A pretended ABI builds exactly the ruleset
+ * that ABI would get — fewer handled rights — so tests can check both the
+ * posture (what is dropped and why) and that the drop is real. See
+ * docs/threat-model.md, "Landlock".
+ */
 #ifndef CORRAL_LANDLOCK_H
 #define CORRAL_LANDLOCK_H
 
@@ -14,7 +24,16 @@ struct corral_ll_plan;
  * execute; default devices; /proc read), decide the handled rights, and add
  * this module's promises to |ps| (enforced or dropped with the ABI needed).
  * |root_abs| is the absolute root directory. A path the user asked for that
- * is missing is an error naming it; a default path missing here is skipped.
+ * is missing is an error naming it (CORRAL_E_NOT_FOUND); a default path
+ * (corral_is_default_read_only) missing here is skipped.
+ *
+ * Promises added: fs.write, fs.read, fs.refer, scope.ptrace (ABI 1),
+ * fs.truncate (3), net.tcp_landlock (4; network "none" only, else n/a),
+ * fs.ioctl_dev (5), scope.signal, scope.abstract_unix (6), and
+ * fs.resolve_unix (9; n/a below it: seccomp's job). A dropped promise's
+ * |why| is a complete message, e.g. "truncate outside the root
+ * (fs.truncate): needs Landlock ABI 3, kernel has 2". At ABI 0 the plan
+ * still opens and checks every path; corral_ll_ruleset() then fails.
  */
 int corral_ll_plan_new(const struct corral_policy *p, const char *root_abs,
 		       struct corral_posture *ps, struct corral_ll_plan **out,
@@ -31,6 +50,16 @@ int corral_ll_plan_abi(const struct corral_ll_plan *plan);
  */
 int corral_ll_ruleset(const struct corral_ll_plan *plan, int extra_rw_fd,
 		      struct corral_error *err);
+
+/*
+ * The kernel's fixed-errata bitmask (LANDLOCK_CREATE_RULESET_ERRATA; bit
+ * N-1 is erratum N), or 0 where the kernel has no errata interface. Never
+ * affected by the ABI override.
+ */
+int corral_ll_errata(void);
+
+/* Every filesystem access right ABI |abi| knows (0 for ABI 0). */
+uint64_t corral_ll_fs_rights(int abi);
 
 /* In the forked child: landlock_restrict_self(fd, flags). Async-signal-safe. */
 int corral_ll_restrict_self(int ruleset_fd);

@@ -61,11 +61,42 @@ struct corral_policy {
 extern const char *const corral_default_read_only[];
 bool corral_is_default_read_only(const char *path);
 
-/* Parse "1G", "512m", "1048576" (1024-based, case-insensitive K/M/G/T). */
+/* Bounds the validator enforces (docs/policy.md). */
+#define CORRAL_TIMEOUT_MAX (7.0 * 24 * 3600) /* seconds */
+#define CORRAL_COUNT_MAX 2147483647ULL      /* counts and cpu seconds fit an int */
+#define CORRAL_DOCKER_CPUS_MAX 1024.0
+#define CORRAL_POLICY_FILE_MAX (1024 * 1024) /* bytes read from a policy file */
+
+/*
+ * Parse "1G", "512m", "1048576" (1024-based, case-insensitive K/M/G/T):
+ * digits and at most one suffix letter, nothing else (no sign, space,
+ * decimals). 0 is accepted here; callers check the range. Returns 0,
+ * -EINVAL (malformed) or -ERANGE (beyond uint64).
+ */
 int corral_parse_size(const char *s, uint64_t *out);
 /* Canonical size text: the largest exact suffix ("1G", "1536K", "7"). */
 void corral_format_size(uint64_t v, char *buf, size_t len);
-/* Parse seconds with optional decimals ("30", "0.5"); > 0 and finite. */
+/*
+ * Parse seconds with optional decimals ("30", "0.5", ".5"); digits and one
+ * '.', independent of the locale. Returns 0, -EINVAL (malformed), or
+ * -ERANGE (0, not finite, or above CORRAL_TIMEOUT_MAX).
+ */
 int corral_parse_duration(const char *s, double *out);
+/*
+ * The shortest decimal text that reads back as exactly |v| (finite):
+ * integral values without a point ("30"), others like "0.5", "0.1",
+ * "1e-05". Independent of the locale. Valid JSON number syntax.
+ */
+void corral_format_seconds(double v, char *buf, size_t len);
+/* Locale-independent strtod (the C locale's '.'). */
+double corral_strtod(const char *s, char **end);
+
+/*
+ * Load from a buffer of |len| bytes (need not be NUL-terminated); |source|
+ * names it in syntax errors ("policy.json:3:5: ..."). The entry point of
+ * both public loaders and of the fuzzer.
+ */
+int corral_policy_load_buffer(const char *buf, size_t len, const char *source,
+			      struct corral_policy **out, struct corral_error *err);
 
 #endif

@@ -11,6 +11,7 @@ pkgs=(
   util-linux iproute2 python3 git make gcc strace
   docker.io busybox-static
   bubblewrap firejail hyperfine gnuplot-nox
+  linux-perf file
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -28,7 +28,9 @@ cd "$src"
 build=build-test
 asan=build-asan
 
-step "configure (-Werror)" meson setup --wipe "$build" --werror -Dtests=enabled
+# Always a fresh build tree: a stale one could hide a missing dependency.
+rm -rf "$build" "$asan"
+step "configure (-Werror)" meson setup "$build" --werror -Dtests=enabled
 step "build" ninja -C "$build"
 step "all suites" meson test -C "$build" --print-errorlogs --num-processes 2
 if [ "$(id -u)" = 0 ]; then
@@ -43,7 +45,7 @@ if [ "$(id -u)" = 0 ]; then
   fi
 fi
 
-step "configure ASan+UBSan" env CC=clang meson setup --wipe "$asan" -Dtests=enabled -Db_sanitize=address,undefined -Db_lundef=false -Dfuzz=true
+step "configure ASan+UBSan" env CC=clang meson setup "$asan" -Dtests=enabled -Db_sanitize=address,undefined -Db_lundef=false -Dfuzz=true
 step "build ASan+UBSan" ninja -C "$asan"
 step "unit suite under ASan+UBSan" env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   meson test -C "$asan" --print-errorlogs --suite unit
@@ -54,6 +56,7 @@ if [ -x "$asan/tests/fuzz/fuzz-policy" ] && [ "$fuzz_seconds" -gt 0 ]; then
     "$asan/tests/fuzz/fuzz-policy" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 \
     -artifact_prefix="$corpus/" "$corpus"
 fi
+step "bench smoke" bash bench/run.sh --smoke --build "$build"
 
 echo
 echo "$passed passed, $failed failed"

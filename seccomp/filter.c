@@ -1,23 +1,304 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* seccomp filter — placeholder until issue 4 lands. */
+/*
+ * The seccomp filter: built from seccomp/deny_table.c with libseccomp in the
+ * parent, exported to classic BPF, installed in the child with one raw
+ * seccomp(2) call. The child makes no libseccomp call: libseccomp allocates
+ * and is not async-signal-safe.
+ */
+#include <linux/seccomp.h>
+#include <seccomp.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include "seccomp/seccomp.h"
 
-int corral_seccomp_compile(const struct corral_policy *p, struct corral_posture *ps,
-			   struct corral_bpf *out, struct corral_error *err)
-{
-	return corral_err(err, CORRAL_E_NOT_IMPLEMENTED, ENOSYS, "seccomp: not implemented yet");
-}
+static const char *const promise_ids[] = {
+	"net.no_sockets", "net.no_io_uring", "seccomp.foreign_abi", "seccomp.deny_table",
+	"tty.no_injection",
+};
 
-void corral_bpf_free(struct corral_bpf *prog)
+static void ctx_freep(scmp_filter_ctx *ctx)
 {
-}
-
-int corral_seccomp_install(const struct corral_bpf *prog)
-{
-	return -ENOSYS;
+	if (*ctx)
+		seccomp_release(*ctx);
 }
 
 bool corral_seccomp_available(void)
 {
-	return false;
+	static const uint32_t needed[] = { SECCOMP_RET_KILL_PROCESS, SECCOMP_RET_ERRNO,
+					   SECCOMP_RET_ALLOW };
+
+	/* Strict mode (1) would have killed us already; -1 is a kernel without seccomp. */
+	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0)
+		return false;
+	for (size_t i = 0; i < ARRAY_SIZE(needed); i++) {
+		uint32_t action = needed[i];
+
+		if (syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) < 0)
+			return false;
+	}
+	return true;
+}
+
+static int add_one(scmp_filter_ctx ctx, const struct corral_sc_rule *r, int nr,
+		   unsigned int n, const struct scmp_arg_cmp *cmp)
+{
+	return seccomp_rule_add_exact_array(ctx, SCMP_ACT_ERRNO(r->err), nr, n, cmp);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * libseccomp 2.5 allows one comparison per argument in a rule, and rules on
+ * one syscall are ORed. "arg not in S" is therefore written as the union of
+ * its complement: the gaps between the sorted values of S, each cut into
+ * aligned power-of-two blocks (one masked compare each), and "arg > max(S)".
+ * All 64 bits are compared, so a value with high bits set (which the kernel
+ * would truncate to an int) lands in "> max" and is refused: fail safe.
+ */
+static int add_not_in(scmp_filter_ctx ctx, const struct corral_sc_rule *r, int nr)
+{
+	uint64_t v[CORRAL_SC_MAX_VALUES], lo = 0;
+	struct scmp_arg_cmp c;
+	int k;
+
+	if (r->n_values == 0 || r->n_values > CORRAL_SC_MAX_VALUES)
+		return -EINVAL;
+	memcpy(v, r->value, r->n_values * sizeof(v[0]));
+	qsort(v, r->n_values, sizeof(v[0]), cmp_u64);
+	for (unsigned i = 0; i < r->n_values; i++) {
+		/* the gap [lo, v[i] - 1] */
+		while (lo < v[i]) {
+			uint64_t size = 1;
+
+			/* the largest aligned block starting at lo that fits in the gap */
+			while ((lo & (size * 2 - 1)) == 0 && lo + size * 2 - 1 < v[i] && size < (1ULL << 62))
+				size *= 2;
+			c = SCMP_CMP(r->arg, SCMP_CMP_MASKED_EQ, ~(size - 1), lo);
+			k = add_one(ctx, r, nr, 1, &c);
+			if (k < 0)
+				return k;
+			lo += size;
+		}
+		lo = v[i] + 1;
+	}
+	c = SCMP_CMP(r->arg, SCMP_CMP_GT, v[r->n_values - 1]);
+	return add_one(ctx, r, nr, 1, &c);
+}
+
+static int add_rule(scmp_filter_ctx ctx, const struct corral_sc_rule *r, int nr)
+{
+	struct scmp_arg_cmp c;
+	int k;
+
+	switch (r->cond) {
+	case CORRAL_SC_ANY:
+		return add_one(ctx, r, nr, 0, NULL);
+	case CORRAL_SC_ANY_BIT:
+		for (int bit = 0; bit < 64; bit++) {
+			uint64_t m = 1ULL << bit;
+
+			if (!(r->value[0] & m))
+				continue;
+			c = SCMP_CMP(r->arg, SCMP_CMP_MASKED_EQ, m, m);
+			k = add_one(ctx, r, nr, 1, &c);
+			if (k < 0)
+				return k;
+		}
+		return 0;
+	case CORRAL_SC_LOW32_EQ:
+		c = SCMP_CMP(r->arg, SCMP_CMP_MASKED_EQ, 0xffffffffULL, r->value[0] & 0xffffffffULL);
+		return add_one(ctx, r, nr, 1, &c);
+	case CORRAL_SC_NOT_IN:
+		return add_not_in(ctx, r, nr);
+	case CORRAL_SC_NOT_ZERO_OR_QUERY:
+		/*
+		 * A 32-bit value other than 0 and 0xffffffff has, somewhere
+		 * round the 32-bit circle, a set bit followed by a clear
+		 * one: 32 two-bit masked compares cover exactly those
+		 * values. "> 0xffffffff" covers high bits.
+		 */
+		for (int bit = 0; bit < 32; bit++) {
+			uint64_t set = 1ULL << bit, clear = 1ULL << ((bit + 1) % 32);
+
+			c = SCMP_CMP(r->arg, SCMP_CMP_MASKED_EQ, set | clear, set);
+			k = add_one(ctx, r, nr, 1, &c);
+			if (k < 0)
+				return k;
+		}
+		c = SCMP_CMP(r->arg, SCMP_CMP_GT, 0xffffffffULL);
+		return add_one(ctx, r, nr, 1, &c);
+	}
+	return -EINVAL;
+}
+
+static int export_bpf(scmp_filter_ctx ctx, struct corral_bpf *out, struct corral_error *err)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ struct sock_filter *insns = NULL;
+	struct stat st;
+	size_t n, got = 0;
+	int r;
+
+	/* libseccomp 2.5 exports only to an fd; a memfd keeps it off disk. */
+	fd = memfd_create("corral-seccomp", MFD_CLOEXEC);
+	if (fd < 0)
+		return corral_err(err, CORRAL_E_SETUP, errno, "seccomp: memfd_create: %m");
+	r = seccomp_export_bpf(ctx, fd);
+	if (r < 0)
+		return corral_err(err, CORRAL_E_SETUP, -r, "seccomp: exporting the filter to BPF: %s",
+				  strerror(-r));
+	if (fstat(fd, &st) < 0)
+		return corral_err(err, CORRAL_E_SETUP, errno, "seccomp: fstat: %m");
+	if (st.st_size <= 0 || st.st_size % sizeof(struct sock_filter) != 0)
+		return corral_err(err, CORRAL_E_INTERNAL, EINVAL,
+				  "seccomp: exported BPF has a bad size (%lld bytes)", (long long)st.st_size);
+	n = st.st_size / sizeof(struct sock_filter);
+	if (n > BPF_MAXINSNS)
+		return corral_err(err, CORRAL_E_INTERNAL, E2BIG,
+				  "seccomp: filter has %zu instructions, the kernel takes %d", n, BPF_MAXINSNS);
+	insns = calloc(n, sizeof(*insns));
+	if (!insns)
+		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "seccomp: out of memory");
+	while (got < n * sizeof(*insns)) {
+		ssize_t k = pread(fd, (char *)insns + got, n * sizeof(*insns) - got, got);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return corral_err(err, CORRAL_E_SETUP, k < 0 ? errno : EIO,
+					  "seccomp: reading the exported BPF back: %s",
+					  k < 0 ? strerror(errno) : "short read");
+		got += k;
+	}
+	out->filter = TAKE_PTR(insns);
+	out->len = (unsigned short)n;
+	return 0;
+}
+
+static void add_promises(const struct corral_policy *p, struct corral_posture *ps)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(promise_ids); i++) {
+		const char *id = promise_ids[i];
+
+		if (strcmp(id, "net.no_sockets") == 0 && p->network != CORRAL_NET_NONE)
+			corral_posture_add(ps, id, CORRAL_PROMISE_NA,
+					   p->network == CORRAL_NET_LOOPBACK ?
+					   "network \"loopback\": inet, inet6 and unix sockets allowed, "
+					   "confined by a private network namespace" :
+					   "network \"host\": inet, inet6, unix and netlink sockets allowed");
+		else
+			corral_posture_add(ps, id, CORRAL_PROMISE_ENFORCED, NULL);
+	}
+}
+
+int corral_seccomp_compile_opt(const struct corral_policy *p, int landlock_abi, int optimize,
+			       struct corral_posture *ps, struct corral_bpf *out,
+			       struct corral_error *err)
+{
+	_cleanup_(ctx_freep) scmp_filter_ctx ctx = NULL;
+	int r;
+
+	out->filter = NULL;
+	out->len = 0;
+
+	if (!corral_seccomp_available()) {
+		for (size_t i = 0; i < ARRAY_SIZE(promise_ids); i++)
+			corral_posture_add(ps, promise_ids[i], CORRAL_PROMISE_DROPPED,
+					   "needs seccomp filters (SECCOMP_SET_MODE_FILTER with kill-process and "
+					   "errno actions, Linux 4.14); unavailable here");
+		return 0;
+	}
+
+	/*
+	 * Default ALLOW: the filesystem is Landlock's; this filter refuses
+	 * what the table lists. seccomp_init() knows only the native
+	 * architecture, so a syscall made through another ABI (i386 int
+	 * 0x80, and x32, which libseccomp treats as its own architecture and
+	 * filters out of the x86_64 branch by the 0x40000000 number bit)
+	 * takes the bad-architecture action: the whole process dies.
+	 */
+	ctx = seccomp_init(SCMP_ACT_ALLOW);
+	if (!ctx)
+		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "seccomp: seccomp_init failed");
+	r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+	if (r < 0)
+		return corral_err(err, CORRAL_E_SETUP, -r, "seccomp: bad-arch action: %s", strerror(-r));
+	if (optimize > 0) {
+		r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, optimize);
+		if (r < 0)
+			return corral_err(err, CORRAL_E_SETUP, -r, "seccomp: optimize level %d: %s",
+					  optimize, strerror(-r));
+	}
+
+	for (size_t i = 0; i < corral_sc_rules_len; i++) {
+		const struct corral_sc_rule *rule = &corral_sc_rules[i];
+		int nr;
+
+		if (!corral_sc_rule_applies(rule, p->network, landlock_abi))
+			continue;
+		nr = seccomp_syscall_resolve_name(rule->syscall);
+		if (nr == __NR_SCMP_ERROR)
+			nr = rule->fallback_nr > 0 ? rule->fallback_nr : __NR_SCMP_ERROR;
+		/* Unknown, or a pseudo-number: the call does not exist on this architecture. */
+		if (nr < 0)
+			continue;
+		r = add_rule(ctx, rule, nr);
+		if (r < 0)
+			return corral_err(err, CORRAL_E_SETUP, -r, "seccomp: rule for %s: %s", rule->syscall,
+					  strerror(-r));
+	}
+
+	r = export_bpf(ctx, out, err);
+	if (r < 0)
+		return r;
+	add_promises(p, ps);
+	return 0;
+}
+
+int corral_seccomp_compile_abi(const struct corral_policy *p, int landlock_abi,
+			       struct corral_posture *ps, struct corral_bpf *out,
+			       struct corral_error *err)
+{
+	return corral_seccomp_compile_opt(p, landlock_abi, CORRAL_SC_DEFAULT_OPTIMIZE, ps, out, err);
+}
+
+int corral_seccomp_compile(const struct corral_policy *p, struct corral_posture *ps,
+			   struct corral_bpf *out, struct corral_error *err)
+{
+	return corral_seccomp_compile_abi(p, corral_landlock_abi(), ps, out, err);
+}
+
+void corral_bpf_free(struct corral_bpf *prog)
+{
+	if (!prog)
+		return;
+	free(prog->filter);
+	prog->filter = NULL;
+	prog->len = 0;
+}
+
+int corral_seccomp_install(const struct corral_bpf *prog)
+{
+	struct sock_fprog fprog;
+
+	if (!prog)
+		return -EINVAL;
+	if (prog->len == 0)
+		return 0;
+	fprog.len = prog->len;
+	fprog.filter = prog->filter;
+	/* No TSYNC: the child is single-threaded. Raw syscall: no libseccomp after fork. */
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fprog) < 0)
+		return -errno;
+	return 0;
 }

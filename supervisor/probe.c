@@ -1,8 +1,334 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* corral_probe — placeholder until issue 3 lands. */
+/*
+ * corral_probe: what this host can enforce, and the posture of a policy on
+ * it. Fast (a few milliseconds): one forked child for the user-namespace
+ * test, one connect to the docker socket, no exec.
+ */
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+
 #include "internal/util.h"
+#include "landlock/landlock.h"
+#include "policy/policy.h"
+#include "seccomp/seccomp.h"
+#include "supervisor/posture.h"
+
+/* The docker daemon must answer /_ping within this; probe stays fast. */
+#define DOCKER_PING_TIMEOUT_MS 150
+
+/*
+ * Whether this process may create a user namespace. Sysctls alone do not
+ * tell (Ubuntu's AppArmor userns restriction, seccomp in a container), so
+ * a forked child tries it; the child only calls unshare and _exit.
+ */
+static bool probe_user_namespaces(void)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return false;
+	if (pid == 0)
+		_exit(unshare(CLONE_NEWUSER) == 0 ? 0 : 1);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return false;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+static long elapsed_ms(const struct timespec *start)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - start->tv_sec) * 1000 + (now.tv_nsec - start->tv_nsec) / 1000000;
+}
+
+/* Wait for |events| on |fd| within what is left of the ping's budget. */
+static bool wait_fd(int fd, short events, const struct timespec *start)
+{
+	struct pollfd pfd = { .fd = fd, .events = events };
+
+	for (;;) {
+		long left = DOCKER_PING_TIMEOUT_MS - elapsed_ms(start);
+		int r;
+
+		if (left <= 0)
+			return false;
+		r = poll(&pfd, 1, (int)left);
+		if (r > 0)
+			return (pfd.revents & events) != 0;
+		if (r == 0 || errno != EINTR)
+			return false;
+	}
+}
+
+/* The Unix socket of the docker daemon: DOCKER_HOST=unix://PATH, or the default. */
+static const char *docker_socket_path(void)
+{
+	const char *h = getenv("DOCKER_HOST");
+
+	if (h && strncmp(h, "unix://", 7) == 0 && h[7])
+		return h + 7;
+	if (h && *h)
+		return NULL; /* tcp:// or ssh://: not probed (no network round trips) */
+	return "/var/run/docker.sock";
+}
+
+/* Does a docker daemon answer "GET /_ping" with HTTP 200 on its socket? */
+static bool probe_docker(void)
+{
+	static const char req[] = "GET /_ping HTTP/1.0\r\nHost: docker\r\n\r\n";
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	_cleanup_close_ int fd = -1;
+	const char *path = docker_socket_path();
+	struct timespec start;
+	char buf[256];
+	size_t got = 0, sent = 0;
+
+	if (!path || strlen(path) >= sizeof(sa.sun_path))
+		return false;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return false;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		if (errno != EINPROGRESS && errno != EAGAIN)
+			return false;
+		if (!wait_fd(fd, POLLOUT, &start))
+			return false;
+	}
+	while (sent < sizeof(req) - 1) {
+		ssize_t n = send(fd, req + sent, sizeof(req) - 1 - sent, MSG_NOSIGNAL);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN || !wait_fd(fd, POLLOUT, &start))
+				return false;
+			continue;
+		}
+		sent += (size_t)n;
+	}
+	while (got < sizeof(buf) - 1) {
+		ssize_t n = recv(fd, buf + got, sizeof(buf) - 1 - got, 0);
+
+		if (n == 0)
+			break;
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN || !wait_fd(fd, POLLIN, &start))
+				break;
+			continue;
+		}
+		got += (size_t)n;
+		buf[got] = '\0';
+		if (strstr(buf, "\r\n"))
+			break; /* the status line is all we need */
+	}
+	buf[got] = '\0';
+	return strncmp(buf, "HTTP/1.", 7) == 0 && strncmp(buf + 8, " 200", 4) == 0;
+}
+
+/* Does |user| ("NAME[:GROUP]" or "UID[:GID]") name uid 0? */
+static bool user_is_root(const char *user)
+{
+	size_t n;
+
+	if (!user)
+		return false;
+	n = strcspn(user, ":");
+	return (n == 4 && strncmp(user, "root", 4) == 0) || (n == 1 && user[0] == '0');
+}
+
+/* The supervisor's promises that probe can decide without building a sandbox. */
+static void supervisor_promises(const struct corral_policy *p, struct corral_posture *ps)
+{
+	corral_posture_add(ps, "priv.no_new_privs", CORRAL_PROMISE_ENFORCED,
+			   "no_new_privs: setuid and file capabilities cannot raise privilege");
+	if (geteuid() != 0) {
+		corral_posture_add(ps, "identity.non_root", CORRAL_PROMISE_ENFORCED,
+				   "the command runs as corral's own uid %u", (unsigned)geteuid());
+	} else if (user_is_root(p->user)) {
+		corral_posture_add(ps, "identity.non_root", CORRAL_PROMISE_NA,
+				   "user root asked for: uid 0 kept with every capability dropped; it can still chmod root-owned files outside the root, read root-owned files in read-only paths, and needs a pids cgroup for process limits");
+	} else {
+		corral_posture_add(ps, "identity.non_root", CORRAL_PROMISE_ENFORCED,
+				   "running as root: the command runs as %s", p->user ? p->user :
+				   "the root directory's owner (nobody when root owns it)");
+	}
+	corral_posture_add(ps, "priv.no_capabilities", CORRAL_PROMISE_ENFORCED,
+			   "every capability dropped, bounding and ambient sets included");
+}
+
+static const char *state_name(int state)
+{
+	switch (state) {
+	case CORRAL_PROMISE_ENFORCED:
+		return "enforced";
+	case CORRAL_PROMISE_DROPPED:
+		return "dropped";
+	default:
+		return "not_applicable";
+	}
+}
+
+static const char *network_name(int n)
+{
+	return n == CORRAL_NET_HOST ? "host" : n == CORRAL_NET_LOOPBACK ? "loopback" : "none";
+}
+
+static const struct corral_promise *find_promise(const struct corral_posture *ps, const char *id)
+{
+	for (size_t i = 0; i < ps->n; i++)
+		if (strcmp(ps->items[i].id, id) == 0)
+			return &ps->items[i];
+	return NULL;
+}
+
+/*
+ * Can the command reach a network? With "host", yes. Otherwise only the
+ * socket filter keeps inet sockets from being created (Landlock's TCP rules
+ * leave UDP and raw sockets open), so "no" needs an enforced seccomp
+ * network promise and no dropped one.
+ */
+static bool posture_egress(const struct corral_policy *p, const struct corral_posture *ps,
+			   bool seccomp_ok)
+{
+	bool socket_filter = false;
+
+	if (p->network == CORRAL_NET_HOST || !seccomp_ok)
+		return true;
+	for (size_t i = 0; i < ps->n; i++) {
+		const struct corral_promise *pr = &ps->items[i];
+
+		if (strncmp(pr->id, "net.", 4) != 0 || strcmp(pr->id, "net.tcp_landlock") == 0)
+			continue;
+		if (pr->state == CORRAL_PROMISE_DROPPED)
+			return true;
+		if (pr->state == CORRAL_PROMISE_ENFORCED)
+			socket_filter = true;
+	}
+	return !socket_filter;
+}
+
+static int root_absolute(const char *root, char **out, struct corral_error *err)
+{
+	char *r;
+
+	if (root)
+		r = realpath(root, NULL);
+	else
+		r = getcwd(NULL, 0);
+	if (!r)
+		return corral_err(err, errno == ENOENT ? CORRAL_E_NOT_FOUND : CORRAL_E_SETUP, errno,
+				  "root %s: %s", root ? root : "(current directory)", strerror(errno));
+	*out = r;
+	return 0;
+}
 
 _public_ int corral_probe(const struct corral_policy *p, char **json_out, struct corral_error *err)
 {
-	return corral_err(err, CORRAL_E_NOT_IMPLEMENTED, ENOSYS, "probe: not implemented yet");
+	struct corral_policy *defaults = NULL;
+	struct corral_posture *ps = NULL;
+	struct corral_ll_plan *plan = NULL;
+	struct corral_bpf bpf = {};
+	struct corral_error serr = {};
+	_cleanup_free_ char *root = NULL;
+	json_t *o = NULL, *promises = NULL;
+	const struct corral_promise *dropped;
+	bool seccomp_ok, fs_confined;
+	int r;
+
+	if (!json_out)
+		return corral_err(err, CORRAL_E_INTERNAL, EINVAL, "probe: no output");
+	if (!p) {
+		r = corral_policy_new(&defaults);
+		if (r < 0)
+			return corral_err(err, CORRAL_E_INTERNAL, -r, "probe: default policy: %s",
+					  strerror(-r));
+		p = defaults;
+	}
+	ps = calloc(1, sizeof(*ps));
+	if (!ps) {
+		r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+		goto out;
+	}
+	r = root_absolute(p->root, &root, err);
+	if (r < 0)
+		goto out;
+	r = corral_ll_plan_new(p, root, ps, &plan, err);
+	if (r < 0)
+		goto out;
+
+	seccomp_ok = corral_seccomp_compile(p, ps, &bpf, &serr) == 0;
+	if (!seccomp_ok)
+		corral_posture_add(ps, "seccomp.filter", CORRAL_PROMISE_DROPPED, "seccomp filter: %s",
+				   serr.message[0] ? serr.message : "cannot be compiled");
+	corral_bpf_free(&bpf);
+	supervisor_promises(p, ps);
+
+	{
+		const struct corral_promise *w = find_promise(ps, "fs.write");
+		const struct corral_promise *rd = find_promise(ps, "fs.read");
+
+		fs_confined = w && rd && w->state == CORRAL_PROMISE_ENFORCED &&
+			      rd->state == CORRAL_PROMISE_ENFORCED;
+	}
+
+	promises = json_array();
+	if (!promises)
+		goto oom;
+	for (size_t i = 0; i < ps->n; i++) {
+		const struct corral_promise *pr = &ps->items[i];
+
+		if (json_array_append_new(promises, json_pack("{s:s,s:s,s:s}", "id", pr->id, "state",
+							      state_name(pr->state), "why", pr->why)) < 0)
+			goto oom;
+	}
+	dropped = corral_posture_first_dropped(ps);
+	o = json_pack("{s:i,s:i,s:b,s:b,s:b,s:b,s:s,s:s,s:s,s:s,s:b,s:b,s:b,s:o*,s:O}",
+		      "landlock_abi", corral_landlock_abi(),
+		      "landlock_errata", corral_ll_errata(),
+		      "seccomp", corral_seccomp_available(),
+		      "user_namespaces", probe_user_namespaces(),
+		      "docker", probe_docker(),
+		      "running_as_root", geteuid() == 0,
+		      "root", root,
+		      "network", network_name(p->network),
+		      "compat", p->compat == CORRAL_COMPAT_BEST_EFFORT ? "best-effort" : "strict",
+		      "provider", p->provider == CORRAL_PROVIDER_DOCKER ? "docker" : "local",
+		      "egress", posture_egress(p, ps, seccomp_ok),
+		      "fs_confined", fs_confined,
+		      "runnable", !dropped || p->compat == CORRAL_COMPAT_BEST_EFFORT,
+		      "refusal", dropped && p->compat != CORRAL_COMPAT_BEST_EFFORT ?
+				json_string(dropped->why) : json_null(),
+		      "promises", promises);
+	if (!o)
+		goto oom;
+	*json_out = json_dumps(o, JSON_PRESERVE_ORDER);
+	if (!*json_out)
+		goto oom;
+	r = 0;
+	goto out;
+oom:
+	r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+out:
+	json_decref(o);
+	json_decref(promises);
+	corral_ll_plan_free(plan);
+	free(ps);
+	corral_policy_free(defaults);
+	return r;
 }

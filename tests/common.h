@@ -14,7 +14,7 @@
  * Skip with a reason — unless CORRAL_MUST_WORK=1 (set by CI), which turns
  * the skip into a failure so kernel-dependent tests cannot silently vanish.
  */
-static inline void _Noreturn skip_or_fail(const char *why)
+_Noreturn static inline void skip_or_fail(const char *why)
 {
 	const char *must = getenv("CORRAL_MUST_WORK");
 

@@ -1,0 +1,521 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Policy JSON → struct corral_policy. Keys not present keep their defaults;
+ * every other deviation is an error whose message starts with the key path.
+ */
+#include <fcntl.h>
+#include <jansson.h>
+
+#include "internal/util.h"
+#include "policy/policy-private.h"
+
+#define PATH_BUF 256
+
+typedef int (*key_fn)(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err);
+
+struct key_handler {
+	const char *key;
+	key_fn fn;
+};
+
+static void key_path(char *buf, size_t len, const char *prefix, const char *key)
+{
+	char pr[PATH_BUF];
+
+	int n;
+
+	corral_printable(key, pr, sizeof(pr));
+	n = prefix ? snprintf(buf, len, "%s.%s", prefix, pr) : snprintf(buf, len, "%s", pr);
+	if (n < 0 || (size_t)n >= len) /* an absurdly long key: the message is cut, never the buffer */
+		buf[len - 1] = 0;
+}
+
+static int type_error(const char *path, const char *what, struct corral_error *err)
+{
+	return corral_err(err, CORRAL_E_POLICY, 0, "%s: expected %s", path, what);
+}
+
+static int oom(const char *path, struct corral_error *err)
+{
+	return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "%s: out of memory", path);
+}
+
+static int walk_object(struct corral_policy *p, const char *prefix, json_t *obj,
+		       const struct key_handler *table, struct corral_error *err)
+{
+	const char *key;
+	json_t *v;
+
+	if (!json_is_object(obj))
+		return type_error(prefix ? prefix : "policy", "an object", err);
+	json_object_foreach(obj, key, v) {
+		char path[PATH_BUF];
+		const struct key_handler *h;
+		int r;
+
+		key_path(path, sizeof(path), prefix, key);
+		for (h = table; h->key; h++)
+			if (strcmp(h->key, key) == 0)
+				break;
+		if (!h->key)
+			return corral_err(err, CORRAL_E_POLICY, 0, "%s: unknown key", path);
+		r = h->fn(p, path, v, err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- value kinds */
+
+static int get_enum(const char *path, json_t *v, const struct corral_enum_name *t, int *out,
+		    struct corral_error *err)
+{
+	if (!json_is_string(v))
+		return type_error(path, "a string", err);
+	return pv_enum(path, t, json_string_value(v), out, err);
+}
+
+static int get_path_or_null(const char *path, json_t *v, char **slot, struct corral_error *err)
+{
+	char *n = NULL;
+	int r;
+
+	if (json_is_null(v)) {
+		free(*slot);
+		*slot = NULL;
+		return 0;
+	}
+	if (!json_is_string(v))
+		return type_error(path, "an absolute path or null", err);
+	r = pv_path(path, json_string_value(v), &n, err);
+	if (r < 0)
+		return r;
+	free(*slot);
+	*slot = n;
+	return 0;
+}
+
+static int get_seconds(const char *path, json_t *v, double max, double *out, struct corral_error *err)
+{
+	double d;
+	int r;
+
+	if (json_is_string(v))
+		return pv_seconds(path, json_string_value(v), max, out, err);
+	if (!json_is_number(v))
+		return type_error(path, "a number", err);
+	d = json_number_value(v);
+	r = pv_seconds_range(path, d, max, err);
+	if (r < 0)
+		return r;
+	*out = d;
+	return 0;
+}
+
+static int get_size(const char *path, json_t *v, uint64_t *out, struct corral_error *err)
+{
+	if (json_is_string(v))
+		return pv_size(path, json_string_value(v), out, err);
+	if (!json_is_integer(v))
+		return type_error(path, "a size (a string like \"512M\" or an integer of bytes)", err);
+	if (json_integer_value(v) <= 0)
+		return corral_err(err, CORRAL_E_POLICY, 0, "%s: must be greater than 0", path);
+	*out = (uint64_t)json_integer_value(v);
+	return 0;
+}
+
+static int get_count(const char *path, json_t *v, uint64_t *out, struct corral_error *err)
+{
+	if (json_is_string(v))
+		return pv_count(path, json_string_value(v), out, err);
+	if (!json_is_integer(v))
+		return type_error(path, "an integer", err);
+	return pv_count_range(path, json_integer_value(v), out, err);
+}
+
+static int get_bool(const char *path, json_t *v, bool *out, struct corral_error *err)
+{
+	if (!json_is_boolean(v))
+		return type_error(path, "true or false", err);
+	*out = json_is_true(v);
+	return 0;
+}
+
+/*
+ * A list of absolute paths replaces the default list wholesale: a policy
+ * that names fs.read_only says exactly what is readable.
+ */
+static int get_path_list(const char *path, json_t *v, struct corral_strv *l, struct corral_error *err)
+{
+	struct corral_strv fresh = {};
+	size_t i;
+	json_t *e;
+
+	if (!json_is_array(v))
+		return type_error(path, "an array of absolute paths", err);
+	json_array_foreach(v, i, e) {
+		char epath[PATH_BUF], *n = NULL;
+		int r;
+
+		snprintf(epath, sizeof(epath), "%s[%zu]", path, i);
+		if (!json_is_string(e)) {
+			r = type_error(epath, "an absolute path", err);
+			goto fail;
+		}
+		r = pv_path(epath, json_string_value(e), &n, err);
+		if (r < 0)
+			goto fail;
+		if (!strv_contains(&fresh, n))
+			r = strv_append(&fresh, n);
+		free(n);
+		if (r < 0) {
+			r = oom(path, err);
+			goto fail;
+		}
+		continue;
+	fail:
+		strv_clear(&fresh);
+		return r;
+	}
+	strv_clear(l);
+	*l = fresh;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- keys */
+
+static int k_provider(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err)
+{
+	return get_enum(path, v, corral_provider_names, &p->provider, err);
+}
+
+static int k_root(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err)
+{
+	return get_path_or_null(path, v, &p->root, err);
+}
+
+static int k_timeout(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err)
+{
+	return get_seconds(path, v, CORRAL_TIMEOUT_MAX, &p->timeout, err);
+}
+
+static int k_network(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err)
+{
+	return get_enum(path, v, corral_network_names, &p->network, err);
+}
+
+static int k_compat(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err)
+{
+	return get_enum(path, v, corral_compat_names, &p->compat, err);
+}
+
+static int k_user(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err)
+{
+	char *u;
+	int r;
+
+	if (json_is_null(v)) {
+		free(p->user);
+		p->user = NULL;
+		return 0;
+	}
+	if (!json_is_string(v))
+		return type_error(path, "a string or null", err);
+	r = pv_user(path, json_string_value(v), err);
+	if (r < 0)
+		return r;
+	u = strdup(json_string_value(v));
+	if (!u)
+		return oom(path, err);
+	free(p->user);
+	p->user = u;
+	return 0;
+}
+
+static int k_fs_read_only(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err)
+{
+	return get_path_list(path, v, &p->fs.read_only, err);
+}
+
+static int k_fs_read_write(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err)
+{
+	return get_path_list(path, v, &p->fs.read_write, err);
+}
+
+static int k_fs_private_tmp(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err)
+{
+	return get_bool(path, v, &p->fs.private_tmp, err);
+}
+
+static const struct key_handler fs_keys[] = {
+	{ "read_only", k_fs_read_only },
+	{ "read_write", k_fs_read_write },
+	{ "private_tmp", k_fs_private_tmp },
+	{},
+};
+
+static int k_fs(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err)
+{
+	return walk_object(p, path, v, fs_keys, err);
+}
+
+#define SIZE_KEY(fn_, field)                                                                           \
+	static int fn_(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err) \
+	{                                                                                              \
+		return get_size(path, v, &p->field, err);                                              \
+	}
+#define COUNT_KEY(fn_, field)                                                                          \
+	static int fn_(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err) \
+	{                                                                                              \
+		return get_count(path, v, &p->field, err);                                             \
+	}
+
+SIZE_KEY(k_limits_memory, limits.memory)
+COUNT_KEY(k_limits_cpu, limits.cpu)
+COUNT_KEY(k_limits_processes, limits.processes)
+SIZE_KEY(k_limits_file_size, limits.file_size)
+COUNT_KEY(k_limits_open_files, limits.open_files)
+SIZE_KEY(k_limits_output, limits.output)
+SIZE_KEY(k_docker_memory, docker.memory)
+COUNT_KEY(k_docker_pids, docker.pids)
+
+static const struct key_handler limits_keys[] = {
+	{ "memory", k_limits_memory },
+	{ "cpu", k_limits_cpu },
+	{ "processes", k_limits_processes },
+	{ "file_size", k_limits_file_size },
+	{ "open_files", k_limits_open_files },
+	{ "output", k_limits_output },
+	{},
+};
+
+static int k_limits(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err)
+{
+	return walk_object(p, path, v, limits_keys, err);
+}
+
+static int k_env_pass(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err)
+{
+	struct corral_strv fresh = {};
+	size_t i;
+	json_t *e;
+	int r = 0;
+
+	if (!json_is_array(v))
+		return type_error(path, "an array of variable names", err);
+	json_array_foreach(v, i, e) {
+		char epath[PATH_BUF];
+
+		snprintf(epath, sizeof(epath), "%s[%zu]", path, i);
+		if (!json_is_string(e))
+			r = type_error(epath, "a variable name", err);
+		else if ((r = pv_env_name(epath, json_string_value(e), err)) < 0)
+			;
+		else if (strv_contains(&fresh, json_string_value(e)))
+			r = corral_err(err, CORRAL_E_POLICY, 0, "%s: '%s' is listed twice", epath,
+				       json_string_value(e));
+		else if (strv_append(&fresh, json_string_value(e)) < 0)
+			r = oom(path, err);
+		if (r < 0) {
+			strv_clear(&fresh);
+			return r;
+		}
+	}
+	strv_clear(&p->env.pass);
+	p->env.pass = fresh;
+	return 0;
+}
+
+static int k_env_set(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err)
+{
+	const char *key;
+	json_t *e;
+	int r;
+
+	if (!json_is_object(v))
+		return type_error(path, "an object of NAME: value strings", err);
+	/* The file's set replaces the defaults (PATH included). */
+	while (p->env.n_set)
+		env_set_remove(p, p->env.set[0].name);
+	json_object_foreach(v, key, e) {
+		char epath[PATH_BUF];
+
+		key_path(epath, sizeof(epath), path, key);
+		r = pv_env_name(path, key, err);
+		if (r < 0)
+			return r;
+		if (!json_is_string(e))
+			return type_error(epath, "a string", err);
+		if (env_set_put(p, key, json_string_value(e)) < 0)
+			return oom(epath, err);
+	}
+	return 0;
+}
+
+static const struct key_handler env_keys[] = {
+	{ "pass", k_env_pass },
+	{ "set", k_env_set },
+	{},
+};
+
+static int k_env(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err)
+{
+	int r = walk_object(p, path, v, env_keys, err);
+
+	if (r < 0)
+		return r;
+	/* A name both passed from the host and set would make the winner a guess. */
+	for (size_t i = 0; i < p->env.pass.n; i++)
+		if (env_set_get(p, p->env.pass.v[i]))
+			return corral_err(err, CORRAL_E_POLICY, 0, "%s.pass: '%s' is also in %s.set", path,
+					  p->env.pass.v[i], path);
+	return 0;
+}
+
+static int k_docker_image(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err)
+{
+	char *s;
+	int r;
+
+	if (!json_is_string(v))
+		return type_error(path, "a string", err);
+	r = pv_image(path, json_string_value(v), err);
+	if (r < 0)
+		return r;
+	s = strdup(json_string_value(v));
+	if (!s)
+		return oom(path, err);
+	free(p->docker.image);
+	p->docker.image = s;
+	return 0;
+}
+
+static int k_docker_cpus(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err)
+{
+	return get_seconds(path, v, CORRAL_DOCKER_CPUS_MAX, &p->docker.cpus, err);
+}
+
+static int k_docker_pull(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err)
+{
+	return get_bool(path, v, &p->docker.pull, err);
+}
+
+static const struct key_handler docker_keys[] = {
+	{ "image", k_docker_image },
+	{ "memory", k_docker_memory },
+	{ "cpus", k_docker_cpus },
+	{ "pids", k_docker_pids },
+	{ "pull", k_docker_pull },
+	{},
+};
+
+static int k_docker(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err)
+{
+	return walk_object(p, path, v, docker_keys, err);
+}
+
+static const struct key_handler top_keys[] = {
+	{ "provider", k_provider },
+	{ "root", k_root },
+	{ "timeout", k_timeout },
+	{ "network", k_network },
+	{ "compat", k_compat },
+	{ "user", k_user },
+	{ "fs", k_fs },
+	{ "limits", k_limits },
+	{ "env", k_env },
+	{ "docker", k_docker },
+	{},
+};
+
+/* ---------------------------------------------------------------- entry points */
+
+int corral_policy_load_buffer(const char *buf, size_t len, const char *source,
+			      struct corral_policy **out, struct corral_error *err)
+{
+	struct corral_policy *p = NULL;
+	json_error_t jerr;
+	json_t *root;
+	int r;
+
+	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!root)
+		return corral_err(err, CORRAL_E_POLICY, 0, "%s:%d:%d: %s", source, jerr.line, jerr.column,
+				  jerr.text);
+	if (!json_is_object(root)) {
+		json_decref(root);
+		return corral_err(err, CORRAL_E_POLICY, 0, "%s: expected a JSON object", source);
+	}
+	r = corral_policy_new(&p);
+	if (r < 0) {
+		json_decref(root);
+		return corral_err(err, CORRAL_E_INTERNAL, -r, "%s: out of memory", source);
+	}
+	r = walk_object(p, NULL, root, top_keys, err);
+	json_decref(root);
+	if (r < 0) {
+		corral_policy_free(p);
+		return r;
+	}
+	*out = p;
+	return 0;
+}
+
+_public_ int corral_policy_load_string(const char *json, struct corral_policy **out,
+				       struct corral_error *err)
+{
+	if (!json || !out)
+		return corral_err(err, CORRAL_E_USAGE, EINVAL, "policy: no JSON text");
+	return corral_policy_load_buffer(json, strlen(json), "policy", out, err);
+}
+
+_public_ int corral_policy_load_file(const char *path, struct corral_policy **out,
+				     struct corral_error *err)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0, cap = 0;
+
+	if (!path || !out)
+		return corral_err(err, CORRAL_E_USAGE, EINVAL, "policy: no file name");
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		int e = errno;
+
+		return corral_err(err, e == ENOENT ? CORRAL_E_NOT_FOUND : CORRAL_E_POLICY, e, "%s: %s", path,
+				  strerror(e));
+	}
+	/* Read like a stream: /dev/stdin and pipes have no useful size. */
+	for (;;) {
+		ssize_t n;
+
+		if (len == cap) {
+			char *nb;
+
+			if (cap > CORRAL_POLICY_FILE_MAX)
+				return corral_err(err, CORRAL_E_POLICY, EFBIG, "%s: larger than %d bytes", path,
+						  CORRAL_POLICY_FILE_MAX);
+			cap = cap ? cap * 2 : 4096;
+			nb = realloc(buf, cap + 1);
+			if (!nb)
+				return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "%s: out of memory", path);
+			buf = nb;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+
+			return corral_err(err, CORRAL_E_POLICY, e, "%s: %s", path, strerror(e));
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	if (len > CORRAL_POLICY_FILE_MAX)
+		return corral_err(err, CORRAL_E_POLICY, EFBIG, "%s: larger than %d bytes", path,
+				  CORRAL_POLICY_FILE_MAX);
+	return corral_policy_load_buffer(buf, len, path, out, err);
+}

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Every rule of corral's seccomp filter: the syscall, the argument
+ * condition, the errno and why. The filter's default action is ALLOW (the
+ * filesystem is Landlock's job); this table is what it refuses.
+ * docs/threat-model.md ("seccomp") explains it row by row, and
+ * tests/seccomp/ drives every row live.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+
+#include "seccomp/seccomp.h"
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+#ifndef CLONE_NEWCGROUP
+#define CLONE_NEWCGROUP 0x02000000
+#endif
+
+/*
+ * Every namespace flag. CLONE_NEWTIME (0x80) lies in clone()'s exit-signal
+ * byte and cannot be asked for through clone() (the kernel rejects exit
+ * signals above 64); it is in the mask for unshare-like completeness and
+ * costs nothing.
+ */
+#define NS_FLAGS (CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | \
+		  CLONE_NEWNET | CLONE_NEWCGROUP | CLONE_NEWTIME)
+
+#define ALL CORRAL_SC_NET_ALL
+#define DENY(name, e, why) \
+	{ .syscall = (name), .cond = CORRAL_SC_ANY, .err = (e), .when = ALL, \
+	  .promise = "seccomp.deny_table", .reason = (why) }
+
+const struct corral_sc_rule corral_sc_rules[] = {
+	/* Network. Pointer arguments are out of seccomp's reach, so the
+	 * family is the only thing it can judge; see docs/threat-model.md. */
+	{ "socket", CORRAL_SC_ANY, 0, { 0 }, 0, EACCES, CORRAL_SC_NET_NONE, "net.no_sockets",
+	  "network \"none\": no socket of any family, AF_UNIX included (Landlock cannot stop connect() to a host socket)" },
+	{ "socket", CORRAL_SC_NOT_IN, 0, { AF_UNIX, AF_INET, AF_INET6 }, 3, EACCES, CORRAL_SC_NET_LOOPBACK,
+	  "net.no_sockets", "network \"loopback\": inet, inet6 and unix only; no netlink, packet, vsock or other family" },
+	{ "socket", CORRAL_SC_NOT_IN, 0, { AF_UNIX, AF_INET, AF_INET6, AF_NETLINK }, 4, EACCES,
+	  CORRAL_SC_NET_HOST, "net.no_sockets", "network \"host\": inet, inet6, unix and netlink only; no packet, vsock or other family" },
+	{ "socketpair", CORRAL_SC_NOT_IN, 0, { AF_UNIX }, 1, EACCES, ALL, "net.no_sockets",
+	  "a connected AF_UNIX pair reaches nothing outside; other families refused" },
+	{ "io_uring_setup", CORRAL_SC_ANY, 0, { 0 }, 0, ENOSYS, ALL, "net.no_io_uring",
+	  "io_uring opens files and sockets without the syscalls this filter sees; ENOSYS: callers fall back" },
+	{ "io_uring_enter", CORRAL_SC_ANY, 0, { 0 }, 0, ENOSYS, ALL, "net.no_io_uring", "as io_uring_setup" },
+	{ "io_uring_register", CORRAL_SC_ANY, 0, { 0 }, 0, ENOSYS, ALL, "net.no_io_uring", "as io_uring_setup" },
+
+	/* Terminal input injection: the request is an unsigned int in the
+	 * kernel, so only its low 32 bits are compared (CVE-2019-10063). */
+	{ "ioctl", CORRAL_SC_LOW32_EQ, 1, { TIOCSTI }, 1, EPERM, ALL, "tty.no_injection",
+	  "TIOCSTI pushes input into a terminal: commands typed into the caller's shell" },
+	{ "ioctl", CORRAL_SC_LOW32_EQ, 1, { TIOCLINUX }, 1, EPERM, ALL, "tty.no_injection",
+	  "TIOCLINUX can paste the console selection as input" },
+
+	/* Namespaces: a new user namespace hands out every capability over
+	 * fresh namespaces, the largest kernel attack surface there is. */
+	{ "clone", CORRAL_SC_ANY_BIT, 0, { NS_FLAGS }, 1, EPERM, ALL, "seccomp.deny_table",
+	  "clone with a namespace flag (flags: arg0 on x86_64 and arm64): new namespaces are the sandbox's to make" },
+	DENY("clone3", ENOSYS,
+	     "flags live in memory the filter cannot read; ENOSYS makes libc fall back to clone, whose flags it sees"),
+	DENY("unshare", EPERM, "new namespaces (user namespaces above all)"),
+	DENY("setns", EPERM, "entering another namespace"),
+
+	/* Mounts and the root. */
+	DENY("mount", EPERM, "mounting (in a user namespace it would be allowed)"),
+	DENY("umount2", EPERM, "unmounting"),
+	DENY("pivot_root", EPERM, "changing the root mount"),
+	DENY("chroot", EPERM, "changing the root directory"),
+	DENY("move_mount", EPERM, "new mount API"),
+	DENY("open_tree", EPERM, "new mount API: detached mount trees"),
+	{ .syscall = "open_tree_attr", .cond = CORRAL_SC_ANY, .err = EPERM, .when = ALL,
+	  .promise = "seccomp.deny_table", .reason = "new mount API (Linux 6.15)", .fallback_nr = 467 },
+	DENY("fsopen", EPERM, "new mount API"),
+	DENY("fsconfig", EPERM, "new mount API"),
+	DENY("fsmount", EPERM, "new mount API"),
+	DENY("fspick", EPERM, "new mount API"),
+	DENY("mount_setattr", EPERM, "new mount API: changing mount attributes"),
+
+	/* Kernel attack surface an untrusted command has no use for. */
+	DENY("bpf", EPERM, "eBPF programs and maps: verifier bugs are a classic privilege escalation"),
+	DENY("perf_event_open", EPERM, "performance counters: side channels and a long CVE history"),
+	DENY("userfaultfd", EPERM, "stalls kernel copies at will: a race-widening tool for exploits"),
+	DENY("keyctl", EPERM, "kernel keyrings are not namespaced: the caller's session keys"),
+	DENY("add_key", EPERM, "kernel keyrings"),
+	DENY("request_key", EPERM, "kernel keyrings"),
+	DENY("kexec_load", EPERM, "loading a new kernel"),
+	DENY("kexec_file_load", EPERM, "loading a new kernel"),
+	DENY("init_module", EPERM, "loading kernel modules"),
+	DENY("finit_module", EPERM, "loading kernel modules"),
+	DENY("delete_module", EPERM, "unloading kernel modules"),
+	DENY("open_by_handle_at", EPERM, "opens any file by handle, around every path check (the 2014 docker breakout)"),
+	DENY("name_to_handle_at", EPERM, "file handles: the other half of open_by_handle_at"),
+	DENY("reboot", EPERM, "rebooting the host"),
+	DENY("swapon", EPERM, "swap devices"),
+	DENY("swapoff", EPERM, "swap devices"),
+	DENY("acct", EPERM, "process accounting to a file"),
+	DENY("quotactl", EPERM, "filesystem quotas"),
+	DENY("quotactl_fd", EPERM, "filesystem quotas"),
+	DENY("syslog", EPERM, "the kernel log: addresses and other processes' messages"),
+	DENY("iopl", EPERM, "raw I/O port access"),
+	DENY("ioperm", EPERM, "raw I/O port access"),
+	DENY("settimeofday", EPERM, "the host's clock"),
+	DENY("clock_settime", EPERM, "the host's clock"),
+	DENY("clock_adjtime", EPERM, "the host's clock"),
+	DENY("adjtimex", EPERM, "the host's clock (also changes it, not only reads it)"),
+	{ "personality", CORRAL_SC_NOT_ZERO_OR_QUERY, 0, { 0 }, 0, EPERM, ALL, "seccomp.deny_table",
+	  "only PER_LINUX and the query 0xffffffff: flags such as READ_IMPLIES_EXEC, ADDR_NO_RANDOMIZE and "
+	  "MMAP_PAGE_ZERO weaken exploit mitigations" },
+
+	/* Obsolete or removed: ENOSYS, as on a kernel without them. */
+	DENY("lookup_dcookie", ENOSYS, "obsolete (oprofile); removed in Linux 6.9"),
+	DENY("nfsservctl", ENOSYS, "removed in Linux 3.1"),
+	DENY("uselib", ENOSYS, "obsolete a.out loader"),
+	DENY("ustat", ENOSYS, "obsolete; filesystem information by device number"),
+	DENY("sysfs", ENOSYS, "obsolete; filesystem type list"),
+	DENY("_sysctl", ENOSYS, "removed in Linux 5.5"),
+	DENY("create_module", ENOSYS, "removed in Linux 2.6"),
+	DENY("get_kernel_syms", ENOSYS, "removed in Linux 2.6"),
+	DENY("query_module", ENOSYS, "removed in Linux 2.6"),
+	DENY("vm86", ENOSYS, "virtual 8086 mode (i386 only)"),
+	DENY("vm86old", ENOSYS, "virtual 8086 mode (i386 only)"),
+
+	/*
+	 * Reaching other processes' memory. Landlock (every ABI) confines
+	 * these to the sandbox's own domain: a confined process may trace
+	 * only processes in the same or a nested domain, so gdb and strace
+	 * work inside and nothing outside is reachable. Without Landlock the
+	 * filter denies them instead.
+	 */
+	{ "ptrace", CORRAL_SC_ANY, 0, { 0 }, 0, EPERM, ALL | CORRAL_SC_NO_LANDLOCK, "seccomp.deny_table",
+	  "without Landlock nothing scopes ptrace to the sandbox (with it, gdb and strace work inside)" },
+	{ "process_vm_readv", CORRAL_SC_ANY, 0, { 0 }, 0, EPERM, ALL | CORRAL_SC_NO_LANDLOCK,
+	  "seccomp.deny_table", "without Landlock: another process's memory" },
+	{ "process_vm_writev", CORRAL_SC_ANY, 0, { 0 }, 0, EPERM, ALL | CORRAL_SC_NO_LANDLOCK,
+	  "seccomp.deny_table", "without Landlock: another process's memory" },
+	{ "pidfd_getfd", CORRAL_SC_ANY, 0, { 0 }, 0, EPERM, ALL | CORRAL_SC_NO_LANDLOCK,
+	  "seccomp.deny_table", "without Landlock: another process's file descriptors" },
+	{ "process_madvise", CORRAL_SC_ANY, 0, { 0 }, 0, EPERM, ALL | CORRAL_SC_NO_LANDLOCK,
+	  "seccomp.deny_table", "without Landlock: another process's memory advice" },
+	{ "kcmp", CORRAL_SC_ANY, 0, { 0 }, 0, EPERM, ALL | CORRAL_SC_NO_LANDLOCK,
+	  "seccomp.deny_table", "without Landlock: probes another process's kernel objects" },
+};
+
+const size_t corral_sc_rules_len = sizeof(corral_sc_rules) / sizeof(corral_sc_rules[0]);
+
+bool corral_sc_rule_applies(const struct corral_sc_rule *r, int network, int landlock_abi)
+{
+	unsigned bit;
+
+	switch (network) {
+	case CORRAL_NET_NONE: bit = CORRAL_SC_NET_NONE; break;
+	case CORRAL_NET_LOOPBACK: bit = CORRAL_SC_NET_LOOPBACK; break;
+	case CORRAL_NET_HOST: bit = CORRAL_SC_NET_HOST; break;
+	default: return true; /* an unknown mode gets every rule: never less confined */
+	}
+	if (!(r->when & bit))
+		return false;
+	if ((r->when & CORRAL_SC_NO_LANDLOCK) && landlock_abi > 0)
+		return false;
+	return true;
+}

@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Live: the always-denied calls, in forked children under the real filter.
+ * Argument-dependent rows (clone, ioctl, personality) pair each refusal with
+ * the allowed neighbour; every other row of seccomp/deny_table.c is called
+ * with harmless arguments (-1: bad fds, bad pointers, bad flags, so that a
+ * broken filter would still do nothing) and must fail with the table's errno.
+ */
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <pthread.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/personality.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <termios.h>
+
+#include "sc-test.h"
+
+static void *thread_fn(void *arg)
+{
+	return arg;
+}
+
+static int check_clone(void)
+{
+	static const struct { const char *name; unsigned long flag; } ns[] = {
+		{ "CLONE_NEWUSER", CLONE_NEWUSER }, { "CLONE_NEWNS", CLONE_NEWNS },
+		{ "CLONE_NEWUTS", CLONE_NEWUTS }, { "CLONE_NEWIPC", CLONE_NEWIPC },
+		{ "CLONE_NEWPID", CLONE_NEWPID }, { "CLONE_NEWNET", CLONE_NEWNET },
+		{ "CLONE_NEWCGROUP", CLONE_NEWCGROUP },
+		{ "CLONE_NEWUSER|CLONE_NEWNS", CLONE_NEWUSER | CLONE_NEWNS },
+	};
+	struct clone_args ca = { .exit_signal = SIGCHLD };
+	pthread_t t;
+	void *ret;
+	int bad = 0, st;
+	long r;
+	pid_t pid;
+
+	/* Neighbours: a thread (glibc tries clone3, gets ENOSYS, uses clone), a fork. */
+	r = pthread_create(&t, NULL, thread_fn, (void *)7);
+	if (r != 0) {
+		fprintf(stderr, "  pthread_create: %s\n", strerror(r));
+		bad = 1;
+	} else if (pthread_join(t, &ret) != 0 || ret != (void *)7) {
+		fprintf(stderr, "  pthread_join failed\n");
+		bad = 1;
+	}
+	pid = fork();
+	if (pid == 0)
+		_exit(3);
+	if (pid < 0 || (waitpid(pid, &st, 0), !WIFEXITED(st) || WEXITSTATUS(st) != 3)) {
+		fprintf(stderr, "  fork (neighbour) failed\n");
+		bad = 1;
+	}
+	pid = syscall(SYS_clone, (unsigned long)SIGCHLD, 0, 0, 0, 0);
+	if (pid == 0)
+		_exit(4);
+	bad |= sc_expect("clone(SIGCHLD)", pid, errno, 0);
+	if (pid > 0)
+		waitpid(pid, &st, 0);
+
+	for (size_t i = 0; i < ARRAY_SIZE(ns); i++) {
+		r = syscall(SYS_clone, ns[i].flag | SIGCHLD, 0, 0, 0, 0);
+		if (r == 0)
+			_exit(0);
+		bad |= sc_expect(ns[i].name, r, errno, EPERM);
+	}
+	/* High bits above the int the kernel reads do not hide a flag. */
+	r = syscall(SYS_clone, (1UL << 40) | CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0);
+	if (r == 0)
+		_exit(0);
+	bad |= sc_expect("clone(1<<40 | CLONE_NEWUSER)", r, errno, EPERM);
+
+	r = syscall(SYS_clone3, &ca, sizeof(ca));
+	if (r == 0)
+		_exit(0);
+	bad |= sc_expect("clone3", r, errno, ENOSYS);
+	return bad;
+}
+
+static int check_ioctl(void)
+{
+	struct termios tio;
+	int bad = 0, n;
+	char c = 'x';
+	long r;
+	int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC), s;
+
+	if (m < 0 || grantpt(m) < 0 || unlockpt(m) < 0) {
+		fprintf(stderr, "  no pty: %m\n");
+		return 1;
+	}
+	s = open(ptsname(m), O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (s < 0) {
+		fprintf(stderr, "  open pts: %m\n");
+		return 1;
+	}
+	r = syscall(SYS_ioctl, s, TCGETS, &tio);
+	bad |= sc_expect("ioctl(TCGETS) (neighbour)", r, errno, 0);
+	r = syscall(SYS_ioctl, m, FIONREAD, &n);
+	bad |= sc_expect("ioctl(FIONREAD) (neighbour)", r, errno, 0);
+	r = syscall(SYS_ioctl, s, TIOCSTI, &c);
+	bad |= sc_expect("ioctl(TIOCSTI)", r, errno, EPERM);
+	r = syscall(SYS_ioctl, s, 0xffffffff00005412UL, &c);
+	bad |= sc_expect("ioctl(0xffffffff00005412 = TIOCSTI with high bits)", r, errno, EPERM);
+	r = syscall(SYS_ioctl, s, 0x0000000100005412UL, &c);
+	bad |= sc_expect("ioctl(0x100005412)", r, errno, EPERM);
+	r = syscall(SYS_ioctl, s, TIOCLINUX, &c);
+	bad |= sc_expect("ioctl(TIOCLINUX)", r, errno, EPERM);
+	r = syscall(SYS_ioctl, s, 0xdeadbeef0000541cUL, &c);
+	bad |= sc_expect("ioctl(TIOCLINUX with high bits)", r, errno, EPERM);
+	/* Nothing reached the terminal's input. */
+	r = syscall(SYS_ioctl, m, FIONREAD, &n);
+	if (r == 0 && n != 0) {
+		fprintf(stderr, "  %d bytes of injected input on the pty\n", n);
+		bad = 1;
+	}
+	return bad;
+}
+
+static int check_personality(void)
+{
+	static const struct { const char *name; unsigned long v; int expect; } cases[] = {
+		{ "personality(0xffffffff) query", 0xffffffffUL, 0 },
+		{ "personality(PER_LINUX)", PER_LINUX, 0 },
+		{ "personality(ADDR_NO_RANDOMIZE)", ADDR_NO_RANDOMIZE, EPERM },
+		{ "personality(READ_IMPLIES_EXEC)", READ_IMPLIES_EXEC, EPERM },
+		{ "personality(MMAP_PAGE_ZERO)", MMAP_PAGE_ZERO, EPERM },
+		{ "personality(PER_LINUX32)", PER_LINUX32, EPERM },
+		{ "personality(0xfffffffe)", 0xfffffffeUL, EPERM },
+		{ "personality(0x80000000)", 0x80000000UL, EPERM },
+		{ "personality(1<<32)", 1UL << 32, EPERM },
+		{ "personality(0x1ffffffff)", 0x1ffffffffUL, EPERM },
+	};
+	int bad = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		long r = syscall(SYS_personality, cases[i].v);
+
+		bad |= sc_expect(cases[i].name, r, errno, cases[i].expect);
+	}
+	if (syscall(SYS_personality, 0xffffffffUL) != PER_LINUX) {
+		fprintf(stderr, "  personality changed\n");
+		bad = 1;
+	}
+	return bad;
+}
+
+static int check_ns_mount(void)
+{
+	int bad = 0;
+	long r;
+
+	r = syscall(SYS_unshare, CLONE_NEWUSER);
+	bad |= sc_expect("unshare(CLONE_NEWUSER)", r, errno, EPERM);
+	r = syscall(SYS_unshare, 0);
+	bad |= sc_expect("unshare(0)", r, errno, EPERM);
+	{
+		int fd = open("/proc/self/ns/uts", O_RDONLY | O_CLOEXEC);
+
+		r = syscall(SYS_setns, fd, 0);
+		bad |= sc_expect("setns(own uts ns)", r, errno, EPERM);
+	}
+	r = syscall(SYS_mount, "none", "/tmp", "tmpfs", 0, NULL);
+	bad |= sc_expect("mount(tmpfs)", r, errno, EPERM);
+	r = syscall(SYS_chdir, "/");
+	bad |= sc_expect("chdir (neighbour)", r, errno, 0);
+	return bad;
+}
+
+/* process_vm_readv of our own memory: refused only when Landlock is absent. */
+static int check_vm_read(int expect)
+{
+	char src[8] = "corral", dst[8] = { 0 };
+	struct iovec l = { dst, sizeof(dst) }, rm = { src, sizeof(src) };
+	long r = syscall(SYS_process_vm_readv, getpid(), &l, 1, &rm, 1, 0);
+
+	return sc_expect("process_vm_readv(self)", r, errno, expect);
+}
+
+struct row_call {
+	const char *name;
+	long a[6];
+	int nr;
+	int expect;
+	const char *reason;
+};
+
+static int check_row(const struct row_call *c)
+{
+	long r = syscall(c->nr, c->a[0], c->a[1], c->a[2], c->a[3], c->a[4], c->a[5]);
+	int bad = sc_expect(c->name, r, errno, c->expect);
+
+	r = syscall(SYS_getppid);
+	return bad | sc_expect("getppid (neighbour)", r, errno, 0);
+}
+
+static int run(const char *what, int abi, int (*fn)(const void *), const void *arg)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid < 0) {
+		perror("fork");
+		exit(1);
+	}
+	if (pid == 0) {
+		sc_child_enter(sc_filter(CORRAL_NET_NONE, abi));
+		_exit(fn(arg));
+	}
+	st = sc_wait(pid);
+	sc_report(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", what);
+	if (!WIFEXITED(st))
+		fprintf(stderr, "  %s: killed by signal %d\n", what, WTERMSIG(st));
+	return 0;
+}
+
+static int fn_clone(const void *a) { return check_clone(); }
+static int fn_ioctl(const void *a) { return check_ioctl(); }
+static int fn_personality(const void *a) { return check_personality(); }
+static int fn_ns_mount(const void *a) { return check_ns_mount(); }
+static int fn_vm_read(const void *a) { return check_vm_read(*(const int *)a); }
+static int fn_row(const void *a) { return check_row(a); }
+
+int main(void)
+{
+	static const int eperm = EPERM, works = 0;
+	char what[256];
+
+	sc_require_seccomp();
+
+	run("clone: thread, fork and clone(SIGCHLD) work; clone with each namespace flag EPERM; clone3 ENOSYS",
+	    1, fn_clone, NULL);
+	run("ioctl: TCGETS and FIONREAD work; TIOCSTI, TIOCLINUX EPERM (also with high bits)", 1, fn_ioctl, NULL);
+	run("personality: query and PER_LINUX work; any other value EPERM", 1, fn_personality, NULL);
+	run("unshare, setns, mount EPERM; chdir works", 1, fn_ns_mount, NULL);
+	run("with Landlock: process_vm_readv(self) is Landlock's business (works)", 1, fn_vm_read, &works);
+	run("without Landlock: process_vm_readv(self) EPERM", 0, fn_vm_read, &eperm);
+
+	/* Every unconditional row of the table, under both Landlock settings. */
+	for (int abi = 0; abi <= 1; abi++) {
+		for (size_t i = 0; i < corral_sc_rules_len; i++) {
+			const struct corral_sc_rule *rule = &corral_sc_rules[i];
+			struct row_call c = { .name = rule->syscall, .a = { -1, -1, -1, -1, -1, -1 } };
+			bool applies = corral_sc_rule_applies(rule, CORRAL_NET_NONE, abi);
+
+			if (rule->cond != CORRAL_SC_ANY)
+				continue; /* argument-dependent rows are checked above and in seccomp-net */
+			c.nr = seccomp_syscall_resolve_name(rule->syscall);
+			if (c.nr == __NR_SCMP_ERROR && rule->fallback_nr > 0)
+				c.nr = rule->fallback_nr;
+			if (c.nr < 0) {
+				printf("# %s: not a syscall on this architecture\n", rule->syscall);
+				continue;
+			}
+			/* Rows left to Landlock when it is there: see process_vm_readv above. */
+			if (!applies || (abi == 0 && !(rule->when & CORRAL_SC_NO_LANDLOCK)))
+				continue;
+			if (strcmp(rule->syscall, "unshare") == 0)
+				c.a[0] = 0; /* a no-op the kernel would allow */
+			c.expect = rule->err;
+			snprintf(what, sizeof(what), "%s%s: %s (%s)", abi ? "" : "[no Landlock] ",
+				 rule->syscall, strerrorname_np(rule->err), rule->reason);
+			run(what, abi, fn_row, &c);
+		}
+	}
+	return sc_finish("seccomp-deny");
+}

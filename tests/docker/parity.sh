@@ -90,6 +90,7 @@ check_deadline() {
 		[ -z "$left" ] || fail "containers left: $left"
 	fi
 }
+check_deadline_early() { check_deadline; }
 check_env_scrubbed() {
 	case $out in *s3cr3t*) fail "the secret leaked in: $out" ;; esac
 	grep -q '^PATH=' <<<"$out" || fail "no PATH inside"
@@ -142,6 +143,8 @@ table() {
 	[ -n "$hostip" ] && t net_none_hostip 7 -c "busybox nc -w 2 $hostip $port </dev/null || exit 7"
 	t net_host 0 --net host -c "busybox nc -w 5 127.0.0.1 $port </dev/null"
 	t deadline 124 --timeout 1 -- sleep 31.5
+	# a deadline before the container even exists: its create may still be in flight
+	t deadline_early 124 --timeout 0.1 -- sleep 31.5
 	t exit0 0 -- true
 	t exit3 3 -c 'exit 3'
 	t kill9 137 -c 'kill -9 $$'

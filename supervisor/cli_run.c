@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* corral run */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +16,14 @@ int cli_run(int argc, char **argv)
 	struct corral_result res = {};
 	const char *const *lines = NULL;
 	int optind_, r, code;
+
+	/*
+	 * fds 0..2 must exist: otherwise the first pipe would take one of them
+	 * and the command would find its output where its input should be.
+	 */
+	for (int fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", fd ? O_WRONLY : O_RDONLY) < 0)
+			return CLI_EXIT_ERROR;
 
 	r = cli_parse_common(argc, argv, "run", true, &c, &optind_);
 	if (r == -1)
@@ -55,6 +65,9 @@ int cli_run(int argc, char **argv)
 		free(s);
 		code = 0;
 	} else {
+		if (res.exec_errno)
+			fprintf(stderr, "corral: %s: %s\n", c.shell ? "/bin/sh" : argv[optind_],
+				res.exec_errno == ENOENT ? "command not found" : strerror(res.exec_errno));
 		code = corral_result_exit_code(&res);
 	}
 out:

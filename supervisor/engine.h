@@ -9,10 +9,13 @@
 #define CORRAL_ENGINE_H
 
 #include <stdbool.h>
+#include <sys/resource.h>
 
 #include "internal/util.h"
 
 struct corral_sandbox;
+struct corral_run;
+struct corral_spawn_rlimits;
 
 struct corral_spawn {
 	/* Executable and arguments; argv[0] is looked up in |envp|'s PATH when it has no '/'. */
@@ -36,6 +39,19 @@ struct corral_spawn {
 	void (*on_finish)(void *arg);
 	void *hook_arg;
 	const char *provider; /* static string copied into the result */
+	/*
+	 * The local provider's per-run state (ruleset fd, cgroups, private
+	 * tmp) prepared by corral_sandbox_exec; NULL for a plain child. Its
+	 * cgroups are used to kill the tree.
+	 */
+	const struct corral_run *run;
+	/* Resource limits for the child (rlimit resource numbers); may be NULL. */
+	const struct corral_spawn_rlimits *rlimits;
+};
+
+struct corral_spawn_rlimits {
+	struct rlimit rl[RLIM_NLIMITS];
+	bool set[RLIM_NLIMITS];
 };
 
 /*

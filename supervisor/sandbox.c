@@ -1,36 +1,318 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The sandbox object and the exec engine — placeholder until issue 5 lands. */
-#include "internal/util.h"
-#include "policy/policy.h"
+/*
+ * The sandbox object: built once from a policy (root opened, identity
+ * decided, Landlock plan, seccomp BPF, environment, cgroup parents), then
+ * any number of runs through corral_sandbox_exec — thread-safe, because
+ * each run keeps its own state in a struct corral_run and only reads |sb|.
+ */
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "supervisor/engine.h"
+#include "supervisor/sandbox.h"
+
+#define DEFAULT_TIMEOUT 30.0
+#define DEFAULT_OUTPUT (1024 * 1024)
+
+static void add_supervisor_promises(struct corral_sandbox *sb)
+{
+	const struct corral_policy *p = sb->policy;
+	bool uid0 = sb->switch_identity ? sb->uid == 0 : geteuid() == 0;
+	bool pids_cg = sb->use_cgroups && (sb->cg.dir[CORRAL_CG_PIDS] || sb->cg.v2_pids);
+
+	corral_posture_add(&sb->posture, "priv.no_new_privs", CORRAL_PROMISE_ENFORCED,
+			   "no_new_privs: setuid and file capabilities cannot raise privilege");
+	if (!uid0)
+		corral_posture_add(&sb->posture, "limits.processes", CORRAL_PROMISE_ENFORCED,
+				   "%llu processes: %s", (unsigned long long)p->limits.processes,
+				   pids_cg ? "pids cgroup and RLIMIT_NPROC" :
+				   "RLIMIT_NPROC, relative to the uid's current task count");
+	else if (pids_cg)
+		corral_posture_add(&sb->posture, "limits.processes", CORRAL_PROMISE_ENFORCED,
+				   "%llu processes: pids cgroup (uid 0 is exempt from RLIMIT_NPROC)",
+				   (unsigned long long)p->limits.processes);
+	else
+		corral_posture_add(&sb->posture, "limits.processes", CORRAL_PROMISE_DROPPED,
+				   "the command runs as uid 0, which RLIMIT_NPROC does not bound, and no pids "
+				   "cgroup can be created here");
+}
+
+static int finish_posture(struct corral_sandbox *sb, struct corral_error *err)
+{
+	const struct corral_promise *d = corral_posture_first_dropped(&sb->posture);
+
+	if (!d)
+		return 0;
+	if (sb->policy->compat != CORRAL_COMPAT_BEST_EFFORT)
+		return corral_err(err, CORRAL_E_UNENFORCEABLE, EPERM,
+				  "compat strict: promise %s cannot be kept: %s (use --compat best-effort to run anyway)",
+				  d->id, d->why);
+	sb->dropped = calloc(sb->posture.n + 1, sizeof(char *));
+	if (!sb->dropped)
+		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+	for (size_t i = 0; i < sb->posture.n; i++) {
+		const struct corral_promise *pr = &sb->posture.items[i];
+
+		if (pr->state != CORRAL_PROMISE_DROPPED)
+			continue;
+		if (asprintf(&sb->dropped[sb->n_dropped], "%s: %s", pr->id, pr->why) < 0)
+			return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+		sb->n_dropped++;
+	}
+	return 0;
+}
 
 _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_sandbox **out,
 				struct corral_error *err)
 {
-	return corral_err(err, CORRAL_E_NOT_IMPLEMENTED, ENOSYS, "run: not implemented yet");
+	struct corral_sandbox *sb;
+	char *cwd = NULL;
+	const char *root;
+	struct stat st;
+	int r;
+
+	if (!p || !out)
+		return corral_err(err, CORRAL_E_USAGE, EINVAL, "sandbox: no policy");
+	sb = calloc(1, sizeof(*sb));
+	if (!sb)
+		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+	sb->root_fd = -1;
+	sb->policy = corral_policy_dup(p);
+	if (!sb->policy) {
+		r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+		goto fail;
+	}
+	sb->provider = sb->policy->provider;
+
+	root = sb->policy->root;
+	if (!root) {
+		cwd = getcwd(NULL, 0);
+		if (!cwd) {
+			r = corral_err(err, CORRAL_E_SETUP, errno, "current directory: %s", strerror(errno));
+			goto fail;
+		}
+		root = cwd;
+	}
+	sb->root = realpath(root, NULL);
+	if (!sb->root) {
+		r = corral_err(err, errno == ENOENT ? CORRAL_E_NOT_FOUND : CORRAL_E_SETUP, errno,
+			       "root %s: %s", root, strerror(errno));
+		goto fail;
+	}
+	sb->root_fd = open(sb->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (sb->root_fd < 0 || fstat(sb->root_fd, &st) < 0) {
+		r = corral_err(err, errno == ENOENT || errno == ENOTDIR ? CORRAL_E_NOT_FOUND : CORRAL_E_SETUP,
+			       errno, "root %s: %s", root, strerror(errno));
+		goto fail;
+	}
+
+	if (sb->provider == CORRAL_PROVIDER_DOCKER) {
+		r = corral_docker_prepare(sb->policy, sb->root, &sb->docker, err);
+		if (r < 0)
+			goto fail;
+		*out = sb;
+		free(cwd);
+		return 0;
+	}
+
+	if (sb->policy->network == CORRAL_NET_LOOPBACK) {
+		r = corral_err(err, CORRAL_E_NOT_IMPLEMENTED, ENOSYS,
+			       "network loopback: not implemented yet by the local provider");
+		goto fail;
+	}
+
+	r = corral_identity_decide(sb, err);
+	if (r < 0)
+		goto fail;
+
+	if (geteuid() == 0) {
+		corral_cgroup_detect(&sb->cg);
+		for (int i = 0; i < CORRAL_CG_MAX; i++)
+			if (sb->cg.dir[i])
+				sb->use_cgroups = true;
+	}
+	/*
+	 * RLIMIT_NPROC counts every task of the real uid system-wide, so it is
+	 * set relative to the uid's count at the start of each run. A pids
+	 * cgroup makes that walk unnecessary (it is exact for the tree).
+	 */
+	sb->nproc_relative = !(sb->use_cgroups && (sb->cg.dir[CORRAL_CG_PIDS] || sb->cg.v2_pids));
+
+	r = corral_ll_plan_new(sb->policy, sb->root, &sb->posture, &sb->ll, err);
+	if (r < 0)
+		goto fail;
+	r = corral_seccomp_compile(sb->policy, &sb->posture, &sb->bpf, err);
+	if (r < 0)
+		goto fail;
+	sb->have_bpf = sb->bpf.len > 0;
+	add_supervisor_promises(sb);
+	r = finish_posture(sb, err);
+	if (r < 0)
+		goto fail;
+
+	r = corral_env_build(sb, err);
+	if (r < 0)
+		goto fail;
+
+	free(cwd);
+	*out = sb;
+	return 0;
+fail:
+	free(cwd);
+	corral_sandbox_free(sb);
+	return r;
 }
+
 _public_ void corral_sandbox_free(struct corral_sandbox *sb)
 {
+	if (!sb)
+		return;
+	corral_docker_free(sb->docker);
+	corral_ll_plan_free(sb->ll);
+	if (sb->have_bpf || sb->bpf.filter)
+		corral_bpf_free(&sb->bpf);
+	for (size_t i = 0; i < sb->n_dropped; i++)
+		free(sb->dropped[i]);
+	free(sb->dropped);
+	for (size_t i = 0; i < sb->n_envp; i++)
+		free(sb->envp[i]);
+	free(sb->envp);
+	corral_cgroup_parents_clear(&sb->cg);
+	safe_close(sb->root_fd);
+	free(sb->root);
+	corral_policy_free(sb->policy);
+	free(sb);
 }
+
 _public_ size_t corral_sandbox_dropped(const struct corral_sandbox *sb, const char *const **lines)
 {
-	return 0;
+	if (lines)
+		*lines = sb && sb->n_dropped ? (const char *const *)sb->dropped : NULL;
+	return sb ? sb->n_dropped : 0;
 }
+
+static void set_rl(struct corral_spawn_rlimits *rl, int res, rlim_t soft, rlim_t hard)
+{
+	struct rlimit cur;
+
+	/* Never above what corral itself may have: lower is only stricter. */
+	if (getrlimit(res, &cur) == 0 && cur.rlim_max != RLIM_INFINITY) {
+		if (hard > cur.rlim_max)
+			hard = cur.rlim_max;
+		if (soft > hard)
+			soft = hard;
+	}
+	rl->rl[res] = (struct rlimit){ soft, hard };
+	rl->set[res] = true;
+}
+
+static void fill_rlimits(const struct corral_sandbox *sb, struct corral_spawn_rlimits *rl)
+{
+	const struct corral_policy *p = sb->policy;
+
+	memset(rl, 0, sizeof(*rl));
+	if (p->limits.memory)
+		set_rl(rl, RLIMIT_AS, p->limits.memory, p->limits.memory);
+	if (p->limits.cpu)
+		set_rl(rl, RLIMIT_CPU, p->limits.cpu, p->limits.cpu + 1); /* SIGXCPU, then SIGKILL */
+	if (p->limits.file_size)
+		set_rl(rl, RLIMIT_FSIZE, p->limits.file_size, p->limits.file_size);
+	if (p->limits.open_files)
+		set_rl(rl, RLIMIT_NOFILE, p->limits.open_files, p->limits.open_files);
+	set_rl(rl, RLIMIT_CORE, 0, 0);
+	if (p->limits.processes) {
+		rlim_t n = p->limits.processes;
+
+		if (sb->nproc_relative) {
+			long have = corral_count_uid_tasks(sb->switch_identity ? sb->uid : getuid());
+			if (have > 0)
+				n += (rlim_t)have;
+		}
+		set_rl(rl, RLIMIT_NPROC, n, n);
+	}
+}
+
+static void run_clear(struct corral_run *run)
+{
+	run->ruleset_fd = safe_close(run->ruleset_fd);
+	corral_cgroup_remove(run);
+	corral_tmp_remove(run);
+}
+
 _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_exec_opts *opts,
 				 struct corral_result *res, struct corral_error *err)
 {
-	return corral_err(err, CORRAL_E_NOT_IMPLEMENTED, ENOSYS, "run: not implemented yet");
-}
-_public_ void corral_result_clear(struct corral_result *res)
-{
-	free(res->stdout_buf);
-	free(res->stderr_buf);
+	struct corral_exec_opts o = {};
+	struct corral_run run = { .ruleset_fd = -1, .tmp_fd = -1 };
+	struct corral_spawn_rlimits rl;
+	char *shell_argv[4] = {};
+	char **envp = NULL, *tmpdir = NULL;
+	int r;
+
+	if (!sb || !opts || !res)
+		return corral_err(err, CORRAL_E_USAGE, EINVAL, "exec: missing argument");
 	memset(res, 0, sizeof(*res));
-}
-_public_ int corral_result_exit_code(const struct corral_result *res)
-{
-	return 125;
-}
-_public_ char *corral_result_json(const struct corral_result *res)
-{
-	return NULL;
+	memcpy(&o, opts, opts->sz && opts->sz < sizeof(o) ? opts->sz : sizeof(o));
+	o.sz = sizeof(o);
+	if (!o.shell && (!o.argv || !o.argv[0]))
+		return corral_err(err, CORRAL_E_USAGE, EINVAL, "exec: no command");
+	if (o.timeout <= 0)
+		o.timeout = sb->policy->timeout > 0 ? sb->policy->timeout : DEFAULT_TIMEOUT;
+	if (o.max_output == 0)
+		o.max_output = sb->policy->limits.output ? sb->policy->limits.output : DEFAULT_OUTPUT;
+
+	if (sb->docker)
+		return corral_docker_exec(sb->docker, &o, res, err);
+
+	for (int i = 0; i < CORRAL_CG_MAX; i++)
+		run.cg_fd[i] = -1;
+	if (o.shell) {
+		shell_argv[0] = (char *)"/bin/sh";
+		shell_argv[1] = (char *)"-c";
+		shell_argv[2] = (char *)o.shell;
+	}
+
+	if (sb->policy->fs.private_tmp) {
+		r = corral_tmp_create(sb, &run, err);
+		if (r < 0)
+			goto out;
+	}
+	if (sb->ll && corral_ll_plan_abi(sb->ll) > 0) {
+		run.ruleset_fd = corral_ll_ruleset(sb->ll, run.tmp_fd, err);
+		if (run.ruleset_fd < 0) {
+			r = run.ruleset_fd;
+			goto out;
+		}
+	}
+	if (sb->use_cgroups) {
+		r = corral_cgroup_create(sb, &run, err);
+		if (r < 0)
+			goto out;
+	}
+	fill_rlimits(sb, &rl);
+	envp = corral_env_for_run(sb, run.tmp_path, &tmpdir);
+	if (!envp) {
+		r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+		goto out;
+	}
+
+	r = corral_engine_run(&(struct corral_spawn){
+				      .argv = o.shell ? shell_argv : (char *const *)o.argv,
+				      .envp = envp,
+				      .confine = sb,
+				      .provider = "local",
+				      .run = &run,
+				      .rlimits = &rl,
+			      },
+			      &o, res, err);
+out:
+	run_clear(&run);
+	free(envp);
+	free(tmpdir);
+	return r;
 }

@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Per-run cgroups, where corral may create them (as root, or in a writable
+ * delegated subtree): pids.max and the memory limit for the whole tree, and
+ * a whole-tree kill. cgroup v2 where the controllers sit on the unified
+ * hierarchy; v1 pids/memory otherwise (hybrid hosts: v1 controllers plus a
+ * v2 hierarchy without controllers, which still gives membership and
+ * cgroup.kill). Each run's cgroup is a child of corral's own cgroup in that
+ * hierarchy, so the host's limits still apply above it.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "supervisor/sandbox.h"
+
+static bool file_has_word(const char *path, const char *word)
+{
+	char buf[1024];
+	FILE *f = fopen(path, "re");
+	bool found = false;
+
+	if (!f)
+		return false;
+	if (fgets(buf, sizeof(buf), f)) {
+		char *save = NULL;
+
+		for (char *tok = strtok_r(buf, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save))
+			if (strcmp(tok, word) == 0)
+				found = true;
+	}
+	fclose(f);
+	return found;
+}
+
+static char *usable_dir(const char *base, const char *rel)
+{
+	char *d;
+	struct stat st;
+
+	if (asprintf(&d, "%s%s", base, strcmp(rel, "/") == 0 ? "" : rel) < 0)
+		return NULL;
+	if (stat(d, &st) < 0 || !S_ISDIR(st.st_mode) || access(d, W_OK) < 0) {
+		free(d);
+		return NULL;
+	}
+	return d;
+}
+
+void corral_cgroup_detect(struct corral_cgroup_parents *cg)
+{
+	char line[4096];
+	FILE *f;
+	bool pure_v2;
+	struct stat st;
+
+	memset(cg, 0, sizeof(*cg));
+	pure_v2 = stat("/sys/fs/cgroup/cgroup.controllers", &st) == 0;
+	f = fopen("/proc/self/cgroup", "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *c1 = strchr(line, ':'), *c2, *path;
+
+		if (!c1)
+			continue;
+		c2 = strchr(c1 + 1, ':');
+		if (!c2)
+			continue;
+		*c2 = '\0';
+		path = c2 + 1;
+		path[strcspn(path, "\n")] = '\0';
+		if (strncmp(line, "0:", 2) == 0 && c1[1] == '\0') {
+			free(cg->dir[CORRAL_CG_UNIFIED]);
+			cg->dir[CORRAL_CG_UNIFIED] =
+				usable_dir(pure_v2 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/unified", path);
+			continue;
+		}
+		if (pure_v2)
+			continue;
+		char *save = NULL;
+
+		for (char *tok = strtok_r(c1 + 1, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			if (strcmp(tok, "pids") == 0 && !cg->dir[CORRAL_CG_PIDS])
+				cg->dir[CORRAL_CG_PIDS] = usable_dir("/sys/fs/cgroup/pids", path);
+			else if (strcmp(tok, "memory") == 0 && !cg->dir[CORRAL_CG_MEMORY])
+				cg->dir[CORRAL_CG_MEMORY] = usable_dir("/sys/fs/cgroup/memory", path);
+		}
+	}
+	fclose(f);
+	if (cg->dir[CORRAL_CG_UNIFIED]) {
+		char p[4096];
+
+		/* Controllers a child cgroup of ours would get. */
+		snprintf(p, sizeof(p), "%s/cgroup.subtree_control", cg->dir[CORRAL_CG_UNIFIED]);
+		cg->v2_pids = file_has_word(p, "pids");
+		cg->v2_memory = file_has_word(p, "memory");
+		if (cg->v2_pids) {
+			free(cg->dir[CORRAL_CG_PIDS]);
+			cg->dir[CORRAL_CG_PIDS] = NULL;
+		}
+		if (cg->v2_memory) {
+			free(cg->dir[CORRAL_CG_MEMORY]);
+			cg->dir[CORRAL_CG_MEMORY] = NULL;
+		}
+	}
+}
+
+void corral_cgroup_parents_clear(struct corral_cgroup_parents *cg)
+{
+	for (int i = 0; i < CORRAL_CG_MAX; i++)
+		free(cg->dir[i]);
+	memset(cg, 0, sizeof(*cg));
+}
+
+static int write_file_at(const char *dir, const char *name, const char *value)
+{
+	char p[4096];
+	int fd, r = 0;
+	size_t len = strlen(value);
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	fd = open(p, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, value, len) != (ssize_t)len)
+		r = -errno;
+	safe_close(fd);
+	return r;
+}
+
+int corral_cgroup_create(const struct corral_sandbox *sb, struct corral_run *run,
+			 struct corral_error *err)
+{
+	static atomic_uint counter;
+	const struct corral_cgroup_parents *cg = &sb->cg;
+	const struct corral_policy *p = sb->policy;
+	unsigned n = atomic_fetch_add(&counter, 1);
+	char val[64];
+	int r;
+
+	for (int i = 0; i < CORRAL_CG_MAX; i++) {
+		char procs[4096];
+
+		if (!cg->dir[i])
+			continue;
+		if (asprintf(&run->cg_dir[i], "%s/corral-%d-%u", cg->dir[i], (int)getpid(), n) < 0)
+			return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+		if (mkdir(run->cg_dir[i], 0755) < 0) {
+			r = errno;
+			free(run->cg_dir[i]);
+			run->cg_dir[i] = NULL;
+			return corral_err(err, CORRAL_E_SETUP, r, "cgroup %s/corral-*: %s", cg->dir[i], strerror(r));
+		}
+		r = 0;
+		if (i == CORRAL_CG_PIDS || (i == CORRAL_CG_UNIFIED && cg->v2_pids)) {
+			if (p->limits.processes > 0) {
+				snprintf(val, sizeof(val), "%llu", (unsigned long long)p->limits.processes);
+				r = write_file_at(run->cg_dir[i], "pids.max", val);
+			}
+		}
+		if (!r && p->limits.memory > 0) {
+			snprintf(val, sizeof(val), "%llu", (unsigned long long)p->limits.memory);
+			if (i == CORRAL_CG_MEMORY) {
+				r = write_file_at(run->cg_dir[i], "memory.limit_in_bytes", val);
+				/* memsw exists only with swap accounting; keep swap out of the limit. */
+				if (!r)
+					(void)write_file_at(run->cg_dir[i], "memory.memsw.limit_in_bytes", val);
+			} else if (i == CORRAL_CG_UNIFIED && cg->v2_memory) {
+				r = write_file_at(run->cg_dir[i], "memory.max", val);
+				if (!r)
+					(void)write_file_at(run->cg_dir[i], "memory.swap.max", "0");
+			}
+		}
+		if (r < 0)
+			return corral_err(err, CORRAL_E_SETUP, -r, "cgroup %s: setting the limit: %s",
+					  run->cg_dir[i], strerror(-r));
+		snprintf(procs, sizeof(procs), "%s/cgroup.procs", run->cg_dir[i]);
+		run->cg_fd[i] = open(procs, O_WRONLY | O_CLOEXEC);
+		if (run->cg_fd[i] < 0)
+			return corral_err(err, CORRAL_E_SETUP, errno, "%s: %s", procs, strerror(errno));
+	}
+	return 0;
+}
+
+/* v1: SIGKILL everything listed in |dir|/cgroup.procs until it is empty. */
+static bool kill_listed(const char *dir)
+{
+	char p[4096];
+
+	snprintf(p, sizeof(p), "%s/cgroup.procs", dir);
+	for (int round = 0; round < 2000; round++) {
+		FILE *f = fopen(p, "re");
+		int pid, n = 0;
+
+		if (!f)
+			return false;
+		while (fscanf(f, "%d", &pid) == 1) {
+			kill(pid, SIGKILL);
+			n++;
+		}
+		fclose(f);
+		if (n == 0)
+			return true;
+		{
+			struct timespec ts = { 0, 100000 };
+			nanosleep(&ts, NULL);
+		}
+	}
+	return false;
+}
+
+bool corral_cgroup_kill(const struct corral_run *run)
+{
+	if (run->cg_dir[CORRAL_CG_UNIFIED] &&
+	    write_file_at(run->cg_dir[CORRAL_CG_UNIFIED], "cgroup.kill", "1") == 0)
+		return true;
+	if (run->cg_dir[CORRAL_CG_PIDS])
+		return kill_listed(run->cg_dir[CORRAL_CG_PIDS]);
+	if (run->cg_dir[CORRAL_CG_MEMORY])
+		return kill_listed(run->cg_dir[CORRAL_CG_MEMORY]);
+	if (run->cg_dir[CORRAL_CG_UNIFIED])
+		return kill_listed(run->cg_dir[CORRAL_CG_UNIFIED]);
+	return false;
+}
+
+void corral_cgroup_remove(struct corral_run *run)
+{
+	for (int i = 0; i < CORRAL_CG_MAX; i++) {
+		run->cg_fd[i] = safe_close(run->cg_fd[i]);
+		if (!run->cg_dir[i])
+			continue;
+		/* Everything is reaped; a just-exited task may linger a moment. */
+		for (int tries = 0; rmdir(run->cg_dir[i]) < 0 && errno == EBUSY && tries < 500; tries++) {
+			struct timespec ts = { 0, 100000 };
+			nanosleep(&ts, NULL);
+		}
+		free(run->cg_dir[i]);
+		run->cg_dir[i] = NULL;
+	}
+}

@@ -1,0 +1,347 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The child side of one run: the confinement steps of DESIGN.md "The life
+ * of one command", in that order, then execve.
+ *
+ * This code runs in a clone(CLONE_VM|CLONE_VFORK) child: it shares the
+ * parent's memory while the parent thread is suspended. So, beyond
+ * async-signal-safety, it must not write anything the parent owns, must not
+ * call malloc, and must not call glibc's set*id() wrappers (they broadcast
+ * the change to every thread of what glibc believes is its own process —
+ * the parent's threads): every credential change is a raw syscall. Errors
+ * go to the parent as (stage, errno) through a close-on-exec pipe.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/close_range.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "landlock/landlock.h"
+#include "seccomp/seccomp.h"
+#include "supervisor/sandbox.h"
+
+#ifndef PR_CAP_AMBIENT
+#define PR_CAP_AMBIENT 47
+#define PR_CAP_AMBIENT_CLEAR_ALL 4
+#endif
+
+const char *corral_child_stage_name(int stage)
+{
+	static const char *const names[] = {
+		[STAGE_SIGNALS] = "signal dispositions",
+		[STAGE_SESSION] = "setsid",
+		[STAGE_TTY] = "terminal foreground group",
+		[STAGE_PDEATHSIG] = "PR_SET_PDEATHSIG",
+		[STAGE_PARENT] = "parent exited",
+		[STAGE_CGROUP] = "joining the run's cgroup",
+		[STAGE_SETGROUPS] = "setgroups",
+		[STAGE_SETRESGID] = "setresgid",
+		[STAGE_CAPBSET] = "dropping the capability bounding set",
+		[STAGE_AMBIENT] = "clearing ambient capabilities",
+		[STAGE_SETRESUID] = "setresuid",
+		[STAGE_CAPSET] = "capset",
+		[STAGE_RLIMIT] = "setrlimit",
+		[STAGE_STDIO] = "stdio",
+		[STAGE_CLOSE_FDS] = "closing inherited fds",
+		[STAGE_CHDIR] = "chdir to the root",
+		[STAGE_NO_NEW_PRIVS] = "no_new_privs",
+		[STAGE_LANDLOCK] = "landlock_restrict_self",
+		[STAGE_SECCOMP] = "seccomp",
+		[STAGE_EXEC] = "execve",
+	};
+	if (stage > 0 && (size_t)stage < ARRAY_SIZE(names) && names[stage])
+		return names[stage];
+	return "child setup";
+}
+
+static _Noreturn void fail(const struct corral_child *c, int stage, int e)
+{
+	struct corral_child_report rep = { .stage = stage, .err = e ? e : EIO };
+	ssize_t _unused_ n;
+
+	n = write(c->err_w, &rep, sizeof(rep)); /* < PIPE_BUF: atomic */
+	_exit(127);
+}
+
+/* Raw syscalls: see the header comment (no glibc setxid broadcast). */
+static long sys3(long nr, long a, long b, long c)
+{
+	return syscall(nr, a, b, c);
+}
+
+static int mark_cloexec_from(int lowfd)
+{
+	char buf[4096];
+	int dfd, r = 0;
+
+	/* Linux 5.11+: one call. */
+	if (syscall(SYS_close_range, (unsigned)lowfd, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
+		return 0;
+	/* Fallback without malloc: walk /proc/self/fd with getdents64. */
+	dfd = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	for (;;) {
+		long n = syscall(SYS_getdents64, dfd, buf, sizeof(buf));
+		if (n < 0) {
+			r = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		for (long off = 0; off < n;) {
+			struct {
+				uint64_t ino;
+				int64_t off;
+				unsigned short reclen;
+				unsigned char type;
+				char name[];
+			} *d = (void *)(buf + off);
+			int fd = 0;
+			bool num = d->name[0] != '\0';
+
+			for (const char *p = d->name; *p; p++) {
+				if (*p < '0' || *p > '9') {
+					num = false;
+					break;
+				}
+				fd = fd * 10 + (*p - '0');
+			}
+			if (num && fd >= lowfd && fd != dfd)
+				fcntl(fd, F_SETFD, FD_CLOEXEC);
+			off += d->reclen;
+		}
+	}
+	close(dfd);
+	return r;
+}
+
+/* dup2 that also clears FD_CLOEXEC when src == dst. */
+static int move_fd(int src, int dst)
+{
+	if (src < 0)
+		return 0;
+	if (src == dst) {
+		int fl = fcntl(src, F_GETFD);
+		if (fl < 0 || fcntl(src, F_SETFD, fl & ~FD_CLOEXEC) < 0)
+			return -errno;
+		return 0;
+	}
+	if (dup2(src, dst) < 0)
+		return -errno;
+	return 0;
+}
+
+static size_t str_len(const char *s)
+{
+	size_t n = 0;
+
+	while (s[n])
+		n++;
+	return n;
+}
+
+/*
+ * execve |file|, searching |path| like execvp (without its /bin/sh
+ * fallback for ENOEXEC, and without malloc). Returns the errno to report:
+ * EACCES if any candidate was found but not executable, else the last
+ * meaningful error, else ENOENT.
+ */
+static int exec_search(const char *file, char *const *argv, char *const *envp, const char *path)
+{
+	char buf[4096];
+	bool eacces = false;
+	size_t flen;
+
+	for (const char *p = file; *p; p++)
+		if (*p == '/') {
+			execve(file, argv, envp);
+			return errno;
+		}
+	if (!*file)
+		return ENOENT;
+	flen = str_len(file);
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (const char *p = path;;) {
+		const char *end = p;
+		size_t dlen;
+
+		while (*end && *end != ':')
+			end++;
+		dlen = (size_t)(end - p);
+		if (dlen + 1 + flen + 1 <= sizeof(buf)) {
+			size_t n = 0;
+
+			if (dlen == 0) {
+				buf[n++] = '.';
+			} else {
+				memcpy(buf, p, dlen);
+				n = dlen;
+			}
+			buf[n++] = '/';
+			memcpy(buf + n, file, flen + 1);
+			execve(buf, argv, envp);
+			switch (errno) {
+			case EACCES:
+				eacces = true;
+				break;
+			case ENOENT:
+			case ENOTDIR:
+			case ESTALE:
+			case ENODEV:
+			case ETIMEDOUT:
+			case ELOOP:
+			case ENAMETOOLONG:
+				break;
+			default:
+				/* Found but unusable (ENOEXEC, ETXTBSY, E2BIG...): stop like execvp. */
+				return errno;
+			}
+		}
+		if (!*end)
+			break;
+		p = end + 1;
+	}
+	return eacces ? EACCES : ENOENT;
+}
+
+int corral_child_main(void *arg)
+{
+	const struct corral_child *c = arg;
+	const struct corral_sandbox *sb = c->sb;
+	const struct corral_run *run = c->run;
+	sigset_t empty;
+
+	/*
+	 * Handlers installed by the host would run on this borrowed stack and
+	 * on the parent's memory: reset every handled signal to its default
+	 * while every signal is still blocked (the parent blocked them around
+	 * clone). Ignored signals are reset too: the command starts clean.
+	 */
+	for (int s = 1; s < _NSIG; s++) {
+		struct sigaction sa = { .sa_handler = SIG_DFL };
+
+		if (s == SIGKILL || s == SIGSTOP || (s >= 32 && s < SIGRTMIN))
+			continue;
+		sigaction(s, &sa, NULL);
+	}
+
+	/* Own process group; a new session (no controlling terminal) unless interactive. */
+	if (c->interactive) {
+		if (setpgid(0, 0) < 0)
+			fail(c, STAGE_SESSION, errno);
+		/* SIGTTOU is blocked here, so a background group may take the terminal. */
+		if (tcsetpgrp(0, getpid()) < 0)
+			fail(c, STAGE_TTY, errno);
+	} else if (setsid() < 0) {
+		fail(c, STAGE_SESSION, errno);
+	}
+
+	/* Die with the parent; then make sure it did not die already. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		fail(c, STAGE_PDEATHSIG, errno);
+	if (getppid() != c->parent)
+		fail(c, STAGE_PARENT, ESRCH);
+
+	if (run) {
+		/* "0" is the writer itself (v1 and v2); done before dropping privileges. */
+		for (int i = 0; i < CORRAL_CG_MAX; i++)
+			if (run->cg_fd[i] >= 0 && write(run->cg_fd[i], "0", 1) != 1)
+				fail(c, STAGE_CGROUP, errno);
+	}
+
+	if (sb && sb->switch_identity) {
+		gid_t gid = sb->gid;
+
+		if (sys3(SYS_setgroups, 1, (long)&gid, 0) < 0)
+			fail(c, STAGE_SETGROUPS, errno);
+		if (sys3(SYS_setresgid, gid, gid, gid) < 0)
+			fail(c, STAGE_SETRESGID, errno);
+	}
+	if (sb && sb->drop_caps) {
+		struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+		struct __user_cap_data_struct data[2] = {};
+
+		/*
+		 * The bounding set needs CAP_SETPCAP, so it goes before the uid
+		 * switch; setresuid to a non-zero uid then clears the permitted,
+		 * effective and ambient sets, and capset clears what uid 0 keeps.
+		 */
+		for (int cap = 0; cap <= sb->cap_last; cap++)
+			if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
+				fail(c, STAGE_CAPBSET, errno);
+		if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+			fail(c, STAGE_AMBIENT, errno);
+		if (sb->switch_identity && sys3(SYS_setresuid, sb->uid, sb->uid, sb->uid) < 0)
+			fail(c, STAGE_SETRESUID, errno);
+		if (syscall(SYS_capset, &hdr, data) < 0)
+			fail(c, STAGE_CAPSET, errno);
+	}
+
+	for (int i = 0; c->rlimits && i < RLIM_NLIMITS; i++)
+		if (c->rlimits->set[i] && setrlimit(i, &c->rlimits->rl[i]) < 0)
+			fail(c, STAGE_RLIMIT, errno);
+
+	/* stdio: first lift any source out of 0..2 so one dup2 cannot clobber another. */
+	{
+		int src[3] = { c->fd_in, c->fd_out, c->fd_err };
+
+		for (int i = 0; i < 3; i++)
+			if (src[i] >= 0 && src[i] <= 2 && src[i] != i) {
+				src[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 3);
+				if (src[i] < 0)
+					fail(c, STAGE_STDIO, errno);
+			}
+		for (int i = 0; i < 3; i++)
+			if (move_fd(src[i], i) < 0)
+				fail(c, STAGE_STDIO, errno);
+	}
+
+	/*
+	 * Every other fd is closed at execve: marked close-on-exec rather than
+	 * closed now, because the error pipe and the ruleset are still needed.
+	 */
+	if (mark_cloexec_from(3) < 0)
+		fail(c, STAGE_CLOSE_FDS, errno);
+
+	if (sb) {
+		if (fchdir(sb->root_fd) < 0)
+			fail(c, STAGE_CHDIR, errno);
+	} else if (c->cwd && chdir(c->cwd) < 0) {
+		fail(c, STAGE_CHDIR, errno);
+	}
+
+	/* The command starts with an empty signal mask. */
+	sigemptyset(&empty);
+	if (c->reset_mask && sigprocmask(SIG_SETMASK, &empty, NULL) < 0)
+		fail(c, STAGE_SIGNALS, errno);
+
+	if (sb) {
+		int r;
+
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+			fail(c, STAGE_NO_NEW_PRIVS, errno);
+		if (run && run->ruleset_fd >= 0) {
+			r = corral_ll_restrict_self(run->ruleset_fd);
+			if (r < 0)
+				fail(c, STAGE_LANDLOCK, -r);
+		}
+		/* Last, so nothing after it needs a denied call. */
+		if (sb->have_bpf) {
+			r = corral_seccomp_install(&sb->bpf);
+			if (r < 0)
+				fail(c, STAGE_SECCOMP, -r);
+		}
+	}
+
+	fail(c, STAGE_EXEC, exec_search(c->argv[0], c->argv, c->envp, c->path));
+}

@@ -1,0 +1,704 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The exec engine: start one child (clone with CLONE_VM|CLONE_VFORK, the
+ * way posix_spawn does, so no page tables are copied), run one poll loop
+ * over its output pipes, a pidfd and the deadline, kill the whole tree,
+ * reap it and fill a corral_result.
+ *
+ * Process-wide state, documented because a library owns it:
+ *  - corral is a child subreaper (PR_SET_CHILD_SUBREAPER, set once, on the
+ *    first run): descendants that setsid or double-fork are re-parented to
+ *    us when their parent dies, so the sweep below can find and kill them.
+ *  - the main child is cloned with exit signal 0: no SIGCHLD, and a host's
+ *    waitpid(-1) (without __WALL) or SIGCHLD=SIG_IGN cannot reap it from
+ *    under us. A host must still not reap children it does not own.
+ *  - a registry of the runs in flight (main pid and session), so a sweep in
+ *    one thread never kills or reaps another run's main process.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "supervisor/engine.h"
+#include "supervisor/sandbox.h"
+
+#ifndef __NR_pidfd_open
+#define __NR_pidfd_open 434
+#endif
+#ifndef __NR_pidfd_send_signal
+#define __NR_pidfd_send_signal 424
+#endif
+
+#define CHILD_STACK_SIZE (256 * 1024)
+#define READ_CHUNK 65536
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static int g_subreaper_errno;
+
+struct reg {
+	pid_t pid;
+	pid_t sid;
+};
+static struct reg *g_runs;
+static size_t g_nruns, g_capruns;
+
+static void once_init(void)
+{
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+		g_subreaper_errno = errno;
+}
+
+/* Called with g_lock held. */
+static int reg_add(pid_t pid, pid_t sid)
+{
+	if (g_nruns == g_capruns) {
+		size_t n = g_capruns ? g_capruns * 2 : 8;
+		struct reg *v = realloc(g_runs, n * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		g_runs = v;
+		g_capruns = n;
+	}
+	g_runs[g_nruns++] = (struct reg){ pid, sid };
+	return 0;
+}
+
+static void reg_del(pid_t pid)
+{
+	for (size_t i = 0; i < g_nruns; i++)
+		if (g_runs[i].pid == pid) {
+			g_runs[i] = g_runs[--g_nruns];
+			return;
+		}
+}
+
+static bool reg_is_main(pid_t pid)
+{
+	for (size_t i = 0; i < g_nruns; i++)
+		if (g_runs[i].pid == pid)
+			return true;
+	return false;
+}
+
+static bool reg_is_other_sid(pid_t sid, pid_t mine)
+{
+	for (size_t i = 0; i < g_nruns; i++)
+		if (g_runs[i].sid == sid && sid != mine)
+			return true;
+	return false;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int read_small(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	safe_close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return (int)n;
+}
+
+/* Session id of |pid| (field 6 of /proc/PID/stat), or -1. */
+static pid_t proc_sid(pid_t pid)
+{
+	char path[64], buf[1024];
+	const char *p;
+	int ppid, pgrp, sid;
+	char state;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (read_small(path, buf, sizeof(buf)) < 0)
+		return -1;
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %c %d %d %d", &state, &ppid, &pgrp, &sid) != 4)
+		return -1;
+	return sid;
+}
+
+/* Is |pid| confined (no_new_privs set: every sandboxed process has it)? */
+static bool proc_nnp(pid_t pid)
+{
+	char path[64], buf[4096];
+	const char *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	if (read_small(path, buf, sizeof(buf)) < 0)
+		return false;
+	p = strstr(buf, "\nNoNewPrivs:");
+	return p && atoi(p + strlen("\nNoNewPrivs:")) == 1;
+}
+
+/*
+ * Our children, from every thread's /proc/self/task/TID/children. A read
+ * that starts while the list is non-empty returns at least one pid, so an
+ * empty answer means there was, at that instant, no child.
+ */
+static size_t list_children(pid_t *out, size_t max)
+{
+	char buf[8192], path[96];
+	size_t n = 0;
+	int dfd;
+	long nread;
+
+	dfd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return 0;
+	while ((nread = syscall(SYS_getdents64, dfd, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < nread;) {
+			struct {
+				uint64_t ino;
+				int64_t off;
+				unsigned short reclen;
+				unsigned char type;
+				char name[];
+			} *d = (void *)(buf + off);
+			char cbuf[4096];
+			const char *p;
+
+			off += d->reclen;
+			if (d->name[0] < '0' || d->name[0] > '9')
+				continue;
+			snprintf(path, sizeof(path), "/proc/self/task/%s/children", d->name);
+			if (read_small(path, cbuf, sizeof(cbuf)) <= 0)
+				continue;
+			for (p = cbuf; *p && n < max;) {
+				char *end;
+				long v = strtol(p, &end, 10);
+				if (end == p)
+					break;
+				out[n++] = (pid_t)v;
+				p = end;
+				while (*p == ' ' || *p == '\n')
+					p++;
+			}
+		}
+	}
+	safe_close(dfd);
+	return n;
+}
+
+struct tally {
+	double cpu_ms;
+	long max_rss_kb;
+};
+
+static void tally_add(struct tally *t, const struct rusage *ru)
+{
+	t->cpu_ms += (double)ru->ru_utime.tv_sec * 1e3 + (double)ru->ru_utime.tv_usec / 1e3 +
+		     (double)ru->ru_stime.tv_sec * 1e3 + (double)ru->ru_stime.tv_usec / 1e3;
+	if (ru->ru_maxrss > t->max_rss_kb)
+		t->max_rss_kb = ru->ru_maxrss;
+}
+
+/*
+ * Kill and reap every descendant of this run that was re-parented to us.
+ * Called after the main process is reaped (so its children are ours now).
+ * Each reaped process hands its own children to us before wait4 returns,
+ * so the loop ends only when no run process is left. A child of ours is
+ * this run's when it is in our session, or confined and not in the
+ * session of another run in flight (a daemon that called setsid). Holding
+ * g_lock keeps other runs from spawning or sweeping meanwhile; the pids
+ * cannot be reused before we reap them because they are our children.
+ */
+static void sweep(pid_t sid, struct tally *t)
+{
+	pid_t kids[512], mine[512];
+
+	pthread_mutex_lock(&g_lock);
+	for (int round = 0; round < 100000; round++) {
+		size_t n = list_children(kids, ARRAY_SIZE(kids)), m = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			pid_t s;
+
+			if (reg_is_main(kids[i]))
+				continue;
+			s = proc_sid(kids[i]);
+			if (s == sid || (!reg_is_other_sid(s, sid) && proc_nnp(kids[i])))
+				mine[m++] = kids[i];
+		}
+		if (m == 0)
+			break;
+		for (size_t i = 0; i < m; i++)
+			kill(mine[i], SIGKILL);
+		for (size_t i = 0; i < m; i++) {
+			struct rusage ru;
+			int st;
+
+			while (wait4(mine[i], &st, __WALL, &ru) < 0 && errno == EINTR)
+				;
+			if (errno != ECHILD)
+				tally_add(t, &ru);
+		}
+	}
+	pthread_mutex_unlock(&g_lock);
+}
+
+struct stream {
+	int fd;
+	char *buf;
+	size_t len, alloc, limit;
+	bool truncated;
+};
+
+enum { READ_DONE = 0, READ_AGAIN = 1, READ_MORE = 2 };
+
+/*
+ * Read what is available, up to a bounded amount per call (so one stream
+ * cannot starve the loop). READ_DONE: EOF or error (fd closed, or none);
+ * READ_AGAIN: nothing more for now; READ_MORE: there may be more.
+ */
+static int stream_read(struct stream *s)
+{
+	char scratch[READ_CHUNK];
+
+	if (s->fd < 0)
+		return READ_DONE;
+
+	for (int i = 0; i < 64; i++) {
+		ssize_t n;
+
+		if (s->len < s->limit) {
+			size_t want = s->limit - s->len;
+
+			if (want > READ_CHUNK)
+				want = READ_CHUNK;
+			if (s->alloc < s->len + want + 1) {
+				size_t na = s->alloc ? s->alloc * 2 : 16384;
+				char *nb;
+
+				while (na < s->len + want + 1)
+					na *= 2;
+				if (na > s->limit + 1)
+					na = s->limit + 1;
+				nb = realloc(s->buf, na);
+				if (!nb)
+					goto discard; /* keep going: the child must never block */
+				s->buf = nb;
+				s->alloc = na;
+			}
+			n = read(s->fd, s->buf + s->len, want);
+			if (n > 0) {
+				s->len += (size_t)n;
+				continue;
+			}
+		} else {
+discard:
+			n = read(s->fd, scratch, sizeof(scratch));
+			if (n > 0) {
+				s->truncated = true;
+				continue;
+			}
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return READ_AGAIN;
+		s->fd = safe_close(s->fd);
+		return READ_DONE;
+	}
+	return READ_MORE;
+}
+
+static void stream_finish(struct stream *s, char **buf, size_t *len, bool *trunc)
+{
+	if (!s->buf)
+		s->buf = calloc(1, 1);
+	if (s->buf)
+		s->buf[s->len] = '\0';
+	*buf = s->buf;
+	*len = s->buf ? s->len : 0;
+	*trunc = s->truncated;
+	s->buf = NULL;
+}
+
+static int stage_exit_code(int e)
+{
+	return e == ENOENT ? 127 : 126;
+}
+
+int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_opts *opts,
+		      struct corral_result *res, struct corral_error *err)
+{
+	struct stream out = { .fd = -1 }, errs = { .fd = -1 };
+	int in_r = -1, in_w = -1, out_w = -1, err_w = -1, rep_r = -1, rep_w = -1, pidfd = -1;
+	const char *in_data = opts->stdin_data;
+	size_t in_len = opts->stdin_len, in_off = 0;
+	struct corral_child child = {};
+	struct corral_child_report rep = {};
+	struct tally tally = {};
+	sigset_t all, old;
+	void *stack = MAP_FAILED;
+	double t0, deadline;
+	bool interactive = false, timed_out = false, main_reaped = false;
+	struct rusage ru;
+	pid_t pid = -1;
+	int status = 0, r = 0;
+	ssize_t n;
+
+	pthread_once(&g_once, once_init);
+	if (g_subreaper_errno)
+		return corral_err(err, CORRAL_E_SETUP, g_subreaper_errno, "PR_SET_CHILD_SUBREAPER: %s",
+				  strerror(g_subreaper_errno));
+
+	memset(res, 0, sizeof(*res));
+	res->provider = sp->provider ? sp->provider : "local";
+
+	/* stdin: bytes through a pipe, corral's own, or /dev/null. */
+	if (in_data) {
+		int p[2];
+		if (pipe2(p, O_CLOEXEC) < 0) {
+			r = corral_err(err, CORRAL_E_SETUP, errno, "stdin pipe: %s", strerror(errno));
+			goto out;
+		}
+		in_r = p[0];
+		in_w = p[1];
+		fcntl(in_w, F_SETFL, O_NONBLOCK);
+		if (in_len == 0)
+			in_w = safe_close(in_w);
+	} else if (!opts->stdin_passthrough) {
+		in_r = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (in_r < 0) {
+			r = corral_err(err, CORRAL_E_SETUP, errno, "/dev/null: %s", strerror(errno));
+			goto out;
+		}
+	} else if (!opts->capture && isatty(0) && tcgetpgrp(0) == getpgrp()) {
+		/* A person at a terminal: keep job control and Ctrl-C working. */
+		interactive = true;
+	}
+
+	if (opts->capture) {
+		int p[2];
+
+		if (pipe2(p, O_CLOEXEC) < 0) {
+			r = corral_err(err, CORRAL_E_SETUP, errno, "stdout pipe: %s", strerror(errno));
+			goto out;
+		}
+		out.fd = p[0];
+		out_w = p[1];
+		if (pipe2(p, O_CLOEXEC) < 0) {
+			r = corral_err(err, CORRAL_E_SETUP, errno, "stderr pipe: %s", strerror(errno));
+			goto out;
+		}
+		errs.fd = p[0];
+		err_w = p[1];
+		fcntl(out.fd, F_SETFL, O_NONBLOCK);
+		fcntl(errs.fd, F_SETFL, O_NONBLOCK);
+		out.limit = errs.limit = opts->max_output;
+	}
+	{
+		int p[2];
+
+		if (pipe2(p, O_CLOEXEC) < 0) {
+			r = corral_err(err, CORRAL_E_SETUP, errno, "error pipe: %s", strerror(errno));
+			goto out;
+		}
+		rep_r = p[0];
+		rep_w = p[1];
+	}
+
+	stack = mmap(NULL, CHILD_STACK_SIZE, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (stack == MAP_FAILED) {
+		r = corral_err(err, CORRAL_E_SETUP, errno, "child stack: %s", strerror(errno));
+		goto out;
+	}
+
+	child = (struct corral_child){
+		.sb = sp->confine,
+		.run = sp->run,
+		.argv = sp->argv,
+		.envp = sp->envp,
+		.cwd = sp->cwd,
+		.fd_in = in_r,
+		.fd_out = out_w,
+		.fd_err = err_w,
+		.err_w = rep_w,
+		.interactive = interactive,
+		.reset_mask = true,
+		.parent = getpid(),
+		.rlimits = sp->rlimits,
+	};
+	for (char *const *e = sp->envp; e && *e; e++)
+		if (strncmp(*e, "PATH=", 5) == 0)
+			child.path = *e + 5;
+
+	t0 = now_ms();
+	deadline = t0 + opts->timeout * 1e3;
+
+	/*
+	 * Every signal blocked around clone: a host handler must not run in
+	 * the child on shared memory before it resets the dispositions. g_lock
+	 * is held until the pid is registered, so a concurrent sweep never
+	 * takes the new main process for an orphan.
+	 */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_mutex_lock(&g_lock);
+	pid = clone(corral_child_main, (char *)stack + CHILD_STACK_SIZE, CLONE_VM | CLONE_VFORK, &child);
+	if (pid > 0 && reg_add(pid, pid) < 0) {
+		/* Out of memory: the child already runs; kill it below as a setup error. */
+		kill(pid, SIGKILL);
+		rep = (struct corral_child_report){ .stage = 0, .err = ENOMEM };
+	}
+	pthread_mutex_unlock(&g_lock);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (pid < 0) {
+		r = corral_err(err, CORRAL_E_SETUP, errno, "clone: %s", strerror(errno));
+		goto out;
+	}
+	munmap(stack, CHILD_STACK_SIZE);
+	stack = MAP_FAILED;
+
+	rep_w = safe_close(rep_w);
+	in_r = safe_close(in_r);
+	out_w = safe_close(out_w);
+	err_w = safe_close(err_w);
+
+	/* The child has exec'd or exited by now (CLONE_VFORK). */
+	if (rep.err == 0) {
+		do
+			n = read(rep_r, &rep, sizeof(rep));
+		while (n < 0 && errno == EINTR);
+		if (n != (ssize_t)sizeof(rep))
+			rep = (struct corral_child_report){};
+	}
+	if (rep.err) {
+		while (wait4(pid, &status, __WALL, &ru) < 0 && errno == EINTR)
+			;
+		tally_add(&tally, &ru);
+		main_reaped = true;
+		pthread_mutex_lock(&g_lock);
+		reg_del(pid);
+		pthread_mutex_unlock(&g_lock);
+		if (interactive) {
+			sigset_t ttou;
+
+			sigemptyset(&ttou);
+			sigaddset(&ttou, SIGTTOU);
+			pthread_sigmask(SIG_BLOCK, &ttou, &old);
+			tcsetpgrp(0, getpgrp());
+			pthread_sigmask(SIG_SETMASK, &old, NULL);
+		}
+		if (rep.stage == STAGE_EXEC) {
+			const char *name = sp->argv[0];
+
+			res->exited = true;
+			res->exec_errno = rep.err;
+			res->exit_status = stage_exit_code(rep.err);
+			if (opts->capture) {
+				char msg[512];
+				int len = snprintf(msg, sizeof(msg), "corral: %s: %s\n", name,
+						   rep.err == ENOENT ? "command not found" : strerror(rep.err));
+				errs.buf = strdup(msg);
+				errs.len = errs.buf ? (size_t)len : 0;
+				out.fd = safe_close(out.fd);
+				errs.fd = safe_close(errs.fd);
+				stream_finish(&out, &res->stdout_buf, &res->stdout_len, &res->stdout_truncated);
+				stream_finish(&errs, &res->stderr_buf, &res->stderr_len, &res->stderr_truncated);
+			}
+			res->wall_ms = now_ms() - t0;
+			res->cpu_ms = tally.cpu_ms;
+			res->max_rss_kb = tally.max_rss_kb;
+			r = 0;
+		} else {
+			r = corral_err(err, CORRAL_E_SETUP, rep.err, "%s: %s",
+				       rep.stage ? corral_child_stage_name(rep.stage) : "registering the run",
+				       strerror(rep.err));
+		}
+		goto finish;
+	}
+
+	pidfd = (int)syscall(__NR_pidfd_open, pid, 0);
+
+	/* The event loop. */
+	for (;;) {
+		struct pollfd pf[4];
+		int np = 0, ipid = -1, iout = -1, ierr = -1, iin = -1;
+		double left = deadline - now_ms();
+		struct timespec ts;
+		bool exited = false;
+
+		if (left <= 0) {
+			timed_out = true;
+			break;
+		}
+		if (pidfd >= 0) {
+			ipid = np;
+			pf[np++] = (struct pollfd){ .fd = pidfd, .events = POLLIN };
+		} else if (left > 10) {
+			left = 10; /* no pidfd (Linux < 5.3): poll the child */
+		}
+		if (out.fd >= 0) {
+			iout = np;
+			pf[np++] = (struct pollfd){ .fd = out.fd, .events = POLLIN };
+		}
+		if (errs.fd >= 0) {
+			ierr = np;
+			pf[np++] = (struct pollfd){ .fd = errs.fd, .events = POLLIN };
+		}
+		if (in_w >= 0) {
+			iin = np;
+			pf[np++] = (struct pollfd){ .fd = in_w, .events = POLLOUT };
+		}
+		ts.tv_sec = (time_t)(left / 1e3);
+		ts.tv_nsec = (long)((left - (double)ts.tv_sec * 1e3) * 1e6);
+		if (ppoll(pf, (nfds_t)np, &ts, NULL) < 0) {
+			if (errno == EINTR)
+				continue;
+			r = corral_err(err, CORRAL_E_SETUP, errno, "poll: %s", strerror(errno));
+			timed_out = false;
+			break;
+		}
+		if (iout >= 0 && pf[iout].revents)
+			stream_read(&out);
+		if (ierr >= 0 && pf[ierr].revents)
+			stream_read(&errs);
+		if (iin >= 0 && pf[iin].revents) {
+			if (pf[iin].revents & (POLLERR | POLLHUP)) {
+				in_w = safe_close(in_w);
+			} else {
+				sigset_t pipe_set, prev;
+				struct timespec zero = {};
+
+				/* No SIGPIPE for the host: block it, and consume one we caused. */
+				sigemptyset(&pipe_set);
+				sigaddset(&pipe_set, SIGPIPE);
+				pthread_sigmask(SIG_BLOCK, &pipe_set, &prev);
+				n = write(in_w, in_data + in_off, in_len - in_off);
+				if (n < 0 && errno == EPIPE)
+					sigtimedwait(&pipe_set, NULL, &zero);
+				pthread_sigmask(SIG_SETMASK, &prev, NULL);
+				if (n > 0)
+					in_off += (size_t)n;
+				if ((n < 0 && errno != EAGAIN && errno != EINTR) || in_off >= in_len)
+					in_w = safe_close(in_w);
+			}
+		}
+		if (ipid >= 0) {
+			exited = pf[ipid].revents != 0;
+		} else {
+			siginfo_t si = {};
+			exited = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) == 0 &&
+				 si.si_pid == pid;
+		}
+		if (exited)
+			break;
+	}
+
+	/* What the main process wrote before it ended. */
+	while (stream_read(&out) == READ_MORE)
+		;
+	while (stream_read(&errs) == READ_MORE)
+		;
+
+	if (timed_out && sp->on_deadline)
+		sp->on_deadline(sp->hook_arg);
+
+	/* Kill the tree: main (at the deadline), its process group, its cgroup. */
+	if (timed_out || r < 0) {
+		if (pidfd < 0 || syscall(__NR_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) < 0)
+			kill(pid, SIGKILL);
+	}
+	kill(-pid, SIGKILL);
+	if (sp->run)
+		corral_cgroup_kill(sp->run);
+
+	while (wait4(pid, &status, __WALL, &ru) < 0 && errno == EINTR)
+		;
+	tally_add(&tally, &ru);
+	main_reaped = true;
+	pthread_mutex_lock(&g_lock);
+	reg_del(pid);
+	pthread_mutex_unlock(&g_lock);
+	if (interactive) {
+		sigset_t ttou;
+
+		sigemptyset(&ttou);
+		sigaddset(&ttou, SIGTTOU);
+		pthread_sigmask(SIG_BLOCK, &ttou, &old);
+		tcsetpgrp(0, getpgrp());
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+
+	/* Descendants that left the group (setsid, double fork) are ours now. */
+	sweep(pid, &tally);
+
+	/* Every writer is gone: read the rest (EAGAIN only if something escaped us). */
+	while (stream_read(&out) == READ_MORE)
+		;
+	while (stream_read(&errs) == READ_MORE)
+		;
+
+	if (r < 0)
+		goto finish;
+
+	res->timed_out = timed_out;
+	if (WIFEXITED(status) && !timed_out) {
+		res->exited = true;
+		res->exit_status = WEXITSTATUS(status);
+	} else if (WIFSIGNALED(status)) {
+		res->signal = WTERMSIG(status);
+	}
+	if (opts->capture) {
+		stream_finish(&out, &res->stdout_buf, &res->stdout_len, &res->stdout_truncated);
+		stream_finish(&errs, &res->stderr_buf, &res->stderr_len, &res->stderr_truncated);
+	}
+	res->wall_ms = now_ms() - t0;
+	res->cpu_ms = tally.cpu_ms;
+	res->max_rss_kb = tally.max_rss_kb;
+
+finish:
+	if (sp->on_finish)
+		sp->on_finish(sp->hook_arg);
+out:
+	if (pid > 0 && !main_reaped) {
+		kill(pid, SIGKILL);
+		while (wait4(pid, &status, __WALL, NULL) < 0 && errno == EINTR)
+			;
+		pthread_mutex_lock(&g_lock);
+		reg_del(pid);
+		pthread_mutex_unlock(&g_lock);
+	}
+	if (stack != MAP_FAILED)
+		munmap(stack, CHILD_STACK_SIZE);
+	safe_close(pidfd);
+	safe_close(in_r);
+	safe_close(in_w);
+	safe_close(out_w);
+	safe_close(err_w);
+	safe_close(rep_r);
+	safe_close(rep_w);
+	safe_close(out.fd);
+	safe_close(errs.fd);
+	free(out.buf);
+	free(errs.buf);
+	if (r < 0)
+		corral_result_clear(res);
+	return r;
+}

@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* A run's result: the conventional exit code and the JSON object of DESIGN.md. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal/util.h"
+
+_public_ void corral_result_clear(struct corral_result *res)
+{
+	if (!res)
+		return;
+	free(res->stdout_buf);
+	free(res->stderr_buf);
+	memset(res, 0, sizeof(*res));
+}
+
+_public_ int corral_result_exit_code(const struct corral_result *res)
+{
+	if (res->timed_out)
+		return 124;
+	if (res->exec_errno)
+		return res->exec_errno == ENOENT ? 127 : 126;
+	if (res->signal > 0)
+		return 128 + res->signal;
+	if (res->exited)
+		return res->exit_status;
+	return 125;
+}
+
+struct sbuf {
+	char *p;
+	size_t len, alloc;
+	bool oom;
+};
+
+static void sb_put(struct sbuf *b, const char *s, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->len + n + 1 > b->alloc) {
+		size_t na = b->alloc ? b->alloc : 256;
+		char *np;
+
+		while (na < b->len + n + 1)
+			na *= 2;
+		np = realloc(b->p, na);
+		if (!np) {
+			b->oom = true;
+			return;
+		}
+		b->p = np;
+		b->alloc = na;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+static void sb_puts(struct sbuf *b, const char *s)
+{
+	sb_put(b, s, strlen(s));
+}
+
+/*
+ * Length of the valid UTF-8 sequence at |s| (RFC 3629: no overlongs, no
+ * surrogates, nothing above U+10FFFF), 0 when invalid, or -1 when |s| is a
+ * valid but incomplete prefix cut by the end of the buffer.
+ */
+static int utf8_seq(const unsigned char *s, size_t avail)
+{
+	unsigned char c = s[0];
+	int need;
+	unsigned char lo = 0x80, hi = 0xBF;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xC2 && c <= 0xDF)
+		need = 1;
+	else if (c >= 0xE0 && c <= 0xEF) {
+		need = 2;
+		if (c == 0xE0)
+			lo = 0xA0;
+		else if (c == 0xED)
+			hi = 0x9F;
+	} else if (c >= 0xF0 && c <= 0xF4) {
+		need = 3;
+		if (c == 0xF0)
+			lo = 0x90;
+		else if (c == 0xF4)
+			hi = 0x8F;
+	} else
+		return 0;
+	for (int i = 1; i <= need; i++) {
+		if ((size_t)i >= avail)
+			return -1;
+		if (s[i] < lo || s[i] > hi)
+			return 0;
+		lo = 0x80;
+		hi = 0xBF;
+	}
+	return need + 1;
+}
+
+static void sb_json_string(struct sbuf *b, const char *buf, size_t len, bool truncated)
+{
+	const unsigned char *s = (const unsigned char *)buf;
+	size_t i = 0, run = 0;
+
+	sb_put(b, "\"", 1);
+	while (i < len) {
+		unsigned char c = s[i];
+		char esc[8];
+		int k;
+
+		if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
+			run++;
+			i++;
+			continue;
+		}
+		sb_put(b, (const char *)s + i - run, run);
+		run = 0;
+		if (c < 0x80) {
+			switch (c) {
+			case '"': sb_put(b, "\\\"", 2); break;
+			case '\\': sb_put(b, "\\\\", 2); break;
+			case '\n': sb_put(b, "\\n", 2); break;
+			case '\r': sb_put(b, "\\r", 2); break;
+			case '\t': sb_put(b, "\\t", 2); break;
+			case '\b': sb_put(b, "\\b", 2); break;
+			case '\f': sb_put(b, "\\f", 2); break;
+			default:
+				snprintf(esc, sizeof(esc), "\\u%04x", c);
+				sb_put(b, esc, 6);
+			}
+			i++;
+			continue;
+		}
+		k = utf8_seq(s + i, len - i);
+		if (k > 0) {
+			sb_put(b, (const char *)s + i, (size_t)k);
+			i += (size_t)k;
+		} else if (k < 0 && truncated) {
+			break; /* a character cut by the cap: clip before it */
+		} else {
+			sb_put(b, "\xEF\xBF\xBD", 3); /* U+FFFD for this byte */
+			i++;
+		}
+	}
+	sb_put(b, (const char *)s + i - run, run);
+	sb_put(b, "\"", 1);
+}
+
+static void sb_ms(struct sbuf *b, double v)
+{
+	char num[64];
+	size_t n;
+
+	if (!(v >= 0) || v > 1e15)
+		v = 0;
+	n = (size_t)snprintf(num, sizeof(num), "%.3f", v);
+	while (n > 2 && num[n - 1] == '0' && num[n - 2] != '.')
+		num[--n] = '\0';
+	sb_put(b, num, n);
+}
+
+_public_ char *corral_result_json(const struct corral_result *res)
+{
+	struct sbuf b = {};
+	char num[64];
+
+	sb_puts(&b, "{\"exit_status\": ");
+	if (res->exited && !res->timed_out) {
+		snprintf(num, sizeof(num), "%d", res->exit_status);
+		sb_puts(&b, num);
+	} else {
+		sb_puts(&b, "null");
+	}
+	sb_puts(&b, ", \"signal\": ");
+	if (res->signal > 0) {
+		snprintf(num, sizeof(num), "%d", res->signal);
+		sb_puts(&b, num);
+	} else {
+		sb_puts(&b, "null");
+	}
+	sb_puts(&b, res->timed_out ? ", \"timed_out\": true" : ", \"timed_out\": false");
+	sb_puts(&b, ", \"stdout\": ");
+	sb_json_string(&b, res->stdout_buf ? res->stdout_buf : "", res->stdout_len, res->stdout_truncated);
+	sb_puts(&b, ", \"stderr\": ");
+	sb_json_string(&b, res->stderr_buf ? res->stderr_buf : "", res->stderr_len, res->stderr_truncated);
+	sb_puts(&b, res->stdout_truncated ? ", \"stdout_truncated\": true" : ", \"stdout_truncated\": false");
+	sb_puts(&b, res->stderr_truncated ? ", \"stderr_truncated\": true" : ", \"stderr_truncated\": false");
+	sb_puts(&b, ", \"wall_ms\": ");
+	sb_ms(&b, res->wall_ms);
+	sb_puts(&b, ", \"cpu_ms\": ");
+	sb_ms(&b, res->cpu_ms);
+	snprintf(num, sizeof(num), ", \"max_rss_kb\": %ld", res->max_rss_kb);
+	sb_puts(&b, num);
+	sb_puts(&b, ", \"provider\": ");
+	sb_json_string(&b, res->provider ? res->provider : "local", strlen(res->provider ? res->provider : "local"), false);
+	sb_puts(&b, "}");
+	if (b.oom) {
+		free(b.p);
+		return NULL;
+	}
+	return b.p;
+}

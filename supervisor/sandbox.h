@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The sandbox object (internal view) and the pieces of the local provider:
+ * identity, environment, cgroups, the child's confinement steps, the
+ * private tmp. supervisor/engine.h holds the engine every provider shares.
+ */
+#ifndef CORRAL_SANDBOX_H
+#define CORRAL_SANDBOX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include "internal/util.h"
+#include "landlock/landlock.h"
+#include "policy/policy.h"
+#include "seccomp/seccomp.h"
+#include "supervisor/engine.h"
+#include "supervisor/posture.h"
+
+struct corral_docker;
+
+/* Cgroup controllers/hierarchies a run may use (one directory each). */
+enum {
+	CORRAL_CG_PIDS = 0,   /* v1 pids, or v2 when it has the pids controller */
+	CORRAL_CG_MEMORY = 1, /* v1 memory, or v2 when it has the memory controller */
+	CORRAL_CG_UNIFIED = 2,/* v2 (membership and cgroup.kill; may hold the controllers) */
+	CORRAL_CG_MAX = 3,
+};
+
+struct corral_cgroup_parents {
+	/* Absolute directories under which a run's cgroup is created; NULL: unusable. */
+	char *dir[CORRAL_CG_MAX];
+	bool v2_pids;   /* the unified directory has the pids controller */
+	bool v2_memory; /* ... and the memory controller */
+	bool v2_kill;   /* cgroup.kill exists (5.14+) */
+};
+
+struct corral_sandbox {
+	struct corral_policy *policy;
+	int provider;
+	char *root;          /* realpath of the root */
+	int root_fd;         /* O_PATH|O_DIRECTORY */
+
+	/* Identity (decided when corral runs as root). */
+	bool switch_identity; /* setgroups/setresgid/setresuid in the child */
+	bool drop_caps;       /* drop every capability in the child */
+	uid_t uid;
+	gid_t gid;
+	int cap_last;         /* highest capability number of this kernel */
+
+	struct corral_ll_plan *ll;
+	struct corral_bpf bpf;
+	bool have_bpf;
+	struct corral_posture posture;
+	char **dropped;       /* best-effort: lines of dropped promises */
+	size_t n_dropped;
+
+	char **envp;          /* base environment without TMPDIR; NULL-terminated */
+	size_t n_envp;
+	const char *path;     /* the PATH value inside envp (for the command lookup) */
+
+	struct corral_cgroup_parents cg;
+	bool use_cgroups;
+	bool nproc_relative;  /* RLIMIT_NPROC = procs + the uid's current count */
+
+	struct corral_docker *docker;
+};
+
+/* One run's confinement state, prepared by the parent before fork. */
+struct corral_run {
+	int ruleset_fd;              /* Landlock ruleset for this run, or -1 */
+	int cg_fd[CORRAL_CG_MAX];    /* O_WRONLY cgroup.procs of the run's cgroups, or -1 */
+	char *cg_dir[CORRAL_CG_MAX]; /* the run's cgroup directories (rmdir after) */
+	struct rlimit rl_nproc;      /* RLIMIT_NPROC for this run (RLIM_INFINITY: unset) */
+	bool set_nproc;
+	int tmp_fd;                  /* the private tmp directory, or -1 */
+	char *tmp_path;
+};
+
+/* identity.c: decide uid/gid (euid 0) and add the identity promises. */
+int corral_identity_decide(struct corral_sandbox *sb, struct corral_error *err);
+
+/* env.c: the scrubbed base environment. */
+int corral_env_build(struct corral_sandbox *sb, struct corral_error *err);
+/* envp for one run: the base plus TMPDIR=|tmp| (when non-NULL). Free with free(). */
+char **corral_env_for_run(const struct corral_sandbox *sb, const char *tmp, char **tmpdir_buf);
+
+/* cgroup.c */
+void corral_cgroup_detect(struct corral_cgroup_parents *cg);
+void corral_cgroup_parents_clear(struct corral_cgroup_parents *cg);
+int corral_cgroup_create(const struct corral_sandbox *sb, struct corral_run *run,
+			 struct corral_error *err);
+/* Kill every process in the run's cgroups. Returns true when a cgroup did it. */
+bool corral_cgroup_kill(const struct corral_run *run);
+void corral_cgroup_remove(struct corral_run *run);
+
+/* tmp: the run's private tmp and its safe removal. */
+int corral_tmp_create(const struct corral_sandbox *sb, struct corral_run *run,
+		      struct corral_error *err);
+void corral_tmp_remove(struct corral_run *run);
+
+/* The uid's current task count (threads included), or -1. */
+long corral_count_uid_tasks(uid_t uid);
+
+/* The argument block of the child: everything prepared, read-only in the child. */
+struct corral_child {
+	const struct corral_sandbox *sb; /* NULL: a plain child */
+	const struct corral_run *run;
+	char *const *argv;
+	char *const *envp;
+	const char *path;   /* PATH to search when argv[0] has no '/' */
+	const char *cwd;    /* plain child: working directory or NULL */
+	int fd_in, fd_out, fd_err; /* -1: keep the inherited one */
+	int err_w;
+	bool interactive;
+	bool reset_mask;    /* the parent blocked every signal around clone */
+	pid_t parent;
+	const struct corral_spawn_rlimits *rlimits; /* may be NULL */
+};
+
+/* Stages the child reports through the error pipe. */
+enum corral_child_stage {
+	STAGE_SIGNALS = 1,
+	STAGE_SESSION,
+	STAGE_TTY,
+	STAGE_PDEATHSIG,
+	STAGE_PARENT,
+	STAGE_CGROUP,
+	STAGE_SETGROUPS,
+	STAGE_SETRESGID,
+	STAGE_CAPBSET,
+	STAGE_AMBIENT,
+	STAGE_SETRESUID,
+	STAGE_CAPSET,
+	STAGE_RLIMIT,
+	STAGE_STDIO,
+	STAGE_CLOSE_FDS,
+	STAGE_CHDIR,
+	STAGE_NO_NEW_PRIVS,
+	STAGE_LANDLOCK,
+	STAGE_SECCOMP,
+	STAGE_EXEC,
+};
+const char *corral_child_stage_name(int stage);
+
+struct corral_child_report {
+	int stage;
+	int err;
+};
+
+/* The child entry point for clone(); never returns. */
+int corral_child_main(void *arg);
+
+#endif

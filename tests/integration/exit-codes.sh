@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Exit statuses of `corral run` (DESIGN.md): the command's own, 128+N,
+# 124 deadline, 125 corral's error, 126 not executable, 127 not found;
+# --json exits 0 whenever the command ran and prints the result object.
+. "$(dirname "$0")/lib.sh"
+R=$(mkroot)
+cd "$R"
+
+"$C" run -- true; expect_eq "true exits 0" 0 $?
+"$C" run -- sh -c 'exit 3'; expect_eq "own status 3" 3 $?
+"$C" run -- sh -c 'kill -TERM $$'; expect_eq "SIGTERM -> 143" 143 $?
+"$C" run -- sh -c 'kill -KILL $$'; expect_eq "SIGKILL -> 137" 137 $?
+"$C" run --timeout 0.3 -- sleep 5; expect_eq "deadline -> 124" 124 $?
+err=$("$C" run -- no-such-command-xyz 2>&1); rc=$?
+expect_eq "not found -> 127" 127 $rc
+expect_eq "not found message" "corral: no-such-command-xyz: command not found" "$err"
+printf 'echo hi\n' > "$R/script.sh"; chmod 644 "$R/script.sh"
+err=$("$C" run -- ./script.sh 2>&1); rc=$?
+expect_eq "not executable -> 126" 126 $rc
+expect_match "not executable message" "^corral: \./script\.sh: Permission denied$" "$err"
+mkdir "$R/adir"
+"$C" run -- ./adir 2>/dev/null; expect_eq "directory -> 126" 126 $?
+err=$("$C" run --root /no/such/dir -- true 2>&1); rc=$?
+expect_eq "missing root -> 125" 125 $rc
+expect_eq "missing root message" "corral: root /no/such/dir: No such file or directory" "$err"
+"$C" run --timeout nope -- true 2>/dev/null; expect_eq "bad option -> 125" 125 $?
+"$C" run --bogus -- true 2>/dev/null; expect_eq "unknown option -> 125" 125 $?
+"$C" run 2>/dev/null; expect_eq "missing command -> 125" 125 $?
+# control: exit statuses above 128 from the command itself pass through
+"$C" run -- sh -c 'exit 200'; expect_eq "status 200 passes through" 200 $?
+
+# --json: exit 0 whenever the command ran.
+out=$("$C" run --json -- sh -c 'echo out; echo err >&2; exit 7'); rc=$?
+expect_eq "--json exits 0" 0 $rc
+keys=$(printf '%s' "$out" | "$PY" -c 'import json,sys; print(",".join(json.load(sys.stdin).keys()))')
+expect_eq "--json keys in order" "exit_status,signal,timed_out,stdout,stderr,stdout_truncated,stderr_truncated,wall_ms,cpu_ms,max_rss_kb,provider" "$keys"
+types=$(printf '%s' "$out" | "$PY" -c '
+import json,sys; v=json.load(sys.stdin)
+print(type(v["exit_status"]).__name__, v["signal"], v["timed_out"], repr(v["stdout"]), repr(v["stderr"]),
+      v["stdout_truncated"], v["stderr_truncated"], type(v["wall_ms"]).__name__ in ("int","float"),
+      type(v["cpu_ms"]).__name__ in ("int","float"), type(v["max_rss_kb"]).__name__, v["provider"])')
+expect_eq "--json values and types" "int None False 'out\n' 'err\n' False False True True int local" "$types"
+expect_eq "--json exit_status" "7" "$(printf '%s' "$out" | json '["exit_status"]')"
+
+out=$("$C" run --json -- sh -c 'kill -KILL $$'); rc=$?
+expect_eq "--json signal: exit 0" 0 $rc
+expect_eq "--json signal: exit_status null, signal 9" "None 9 False" \
+	"$(printf '%s' "$out" | "$PY" -c 'import json,sys; v=json.load(sys.stdin); print(v["exit_status"], v["signal"], v["timed_out"])')"
+
+out=$("$C" run --json --timeout 0.5 -- sh -c 'echo partial; echo e-partial >&2; sleep 10'); rc=$?
+expect_eq "--json deadline: exit 0" 0 $rc
+expect_eq "--json deadline: null status, timed out, partial output kept" "None True 'partial\n' 'e-partial\n'" \
+	"$(printf '%s' "$out" | "$PY" -c 'import json,sys; v=json.load(sys.stdin); print(v["exit_status"], v["timed_out"], repr(v["stdout"]), repr(v["stderr"]))')"
+wall=$(printf '%s' "$out" | json '["wall_ms"]')
+expect_match "--json deadline: wall_ms about 500" "^(4[5-9][0-9]|[5-9][0-9][0-9]|1[0-9][0-9][0-9])\." "$wall"
+
+out=$("$C" run --json -- no-such-command-xyz); rc=$?
+expect_eq "--json not found: exit 0" 0 $rc
+expect_eq "--json not found: 127 and message" "127 'corral: no-such-command-xyz: command not found\n'" \
+	"$(printf '%s' "$out" | "$PY" -c 'import json,sys; v=json.load(sys.stdin); print(v["exit_status"], repr(v["stderr"]))')"
+
+out=$("$C" run --json --root /no/such/dir -- true); rc=$?
+expect_eq "--json corral error: exit 125" 125 $rc
+expect_eq "--json corral error object" "not_found root /no/such/dir: No such file or directory" \
+	"$(printf '%s' "$out" | "$PY" -c 'import json,sys; v=json.load(sys.stdin); print(v["error"]["code"], v["error"]["message"])')"
+
+# -c runs /bin/sh -c
+expect_eq "-c shell string" "a b" "$("$C" run -c 'echo a b')"
+# stdin passes through
+expect_eq "stdin passthrough" "HELLO" "$(echo hello | "$C" run -- tr a-z A-Z)"
+expect_eq "stdin passthrough with --json" "'HELLO\n'" "$(echo hello | "$C" run --json -- tr a-z A-Z | json '["stdout"]')"
+finish

@@ -1043,10 +1043,3 @@ int corral_docker_exec(struct corral_docker *d, const struct corral_exec_opts *o
 		corral_result_clear(res);
 	return r;
 }
-
-/* TEMPORARY until supervisor/engine.c lands in main. */
-__attribute__((weak)) int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_opts *opts,
-					    struct corral_result *res, struct corral_error *err)
-{
-	return corral_err(err, CORRAL_E_NOT_IMPLEMENTED, ENOSYS, "engine: not implemented yet");
-}

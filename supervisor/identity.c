@@ -110,18 +110,19 @@ int corral_identity_decide(struct corral_sandbox *sb, struct corral_error *err)
 	}
 
 	if (by_default) {
+		/*
+		 * No NSS lookup on the default path (it costs more than the rest
+		 * of the setup): nobody is 65534:65534, and the owner runs with
+		 * the directory's group.
+		 */
 		if (st.st_uid == 0) {
-			struct passwd *pw = getpwuid(NOBODY);
-
 			uid = NOBODY;
-			gid = pw ? pw->pw_gid : NOBODY;
+			gid = NOBODY;
 			snprintf(who, sizeof(who), "nobody (uid %u), the default when root owns the directory",
 				 (unsigned)uid);
 		} else {
-			struct passwd *pw = getpwuid(st.st_uid);
-
 			uid = st.st_uid;
-			gid = pw ? pw->pw_gid : st.st_gid;
+			gid = st.st_gid;
 			snprintf(who, sizeof(who), "uid %u, the directory's owner", (unsigned)uid);
 		}
 	} else {

@@ -63,7 +63,9 @@ struct corral_sandbox {
 
 	struct corral_cgroup_parents cg;
 	bool use_cgroups;
-	bool nproc_relative;  /* RLIMIT_NPROC = procs + the uid's current count */
+	bool nproc_relative;  /* RLIMIT_NPROC = procs + the uid's task count ... */
+	long nproc_base;      /* ... counted once, when the sandbox is built */
+	const char *tmp_base; /* where private tmps are made (static string) */
 
 	struct corral_docker *docker;
 };
@@ -101,6 +103,7 @@ int corral_tmp_create(const struct corral_sandbox *sb, struct corral_run *run,
 		      struct corral_error *err);
 void corral_tmp_remove(struct corral_run *run);
 
+const char *corral_tmp_base(bool memory_bounded);
 /* The uid's current task count (threads included), or -1. */
 long corral_count_uid_tasks(uid_t uid);
 

@@ -151,7 +151,11 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 	r = corral_ll_plan_new(sb->policy, sb->root, &sb->posture, &sb->ll, err);
 	if (r < 0)
 		goto fail;
+#ifdef CORRAL_SC_GENERATOR
 	r = corral_seccomp_compile(sb->policy, &sb->posture, &sb->bpf, err);
+#else
+	r = corral_seccomp_compile_cached(sb->policy, corral_landlock_abi(), &sb->posture, &sb->bpf, err);
+#endif
 	if (r < 0)
 		goto fail;
 	sb->have_bpf = sb->bpf.len > 0;

@@ -104,6 +104,14 @@ int corral_tmp_create(const struct corral_sandbox *sb, struct corral_run *run,
 void corral_tmp_remove(struct corral_run *run);
 
 const char *corral_tmp_base(bool memory_bounded);
+/*
+ * seccomp_cache.c: corral_seccomp_compile_abi, served from the filters
+ * precompiled at build time when the policy is a standard one.
+ */
+int corral_seccomp_compile_cached(const struct corral_policy *p, int landlock_abi,
+				  struct corral_posture *ps, struct corral_bpf *out,
+				  struct corral_error *err);
+
 /* The uid's current task count (threads included), or -1. */
 long corral_count_uid_tasks(uid_t uid);
 

@@ -146,7 +146,7 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 	sb->nproc_relative = !(sb->use_cgroups && (sb->cg.dir[CORRAL_CG_PIDS] || sb->cg.v2_pids));
 	if (sb->nproc_relative && sb->policy->limits.processes)
 		sb->nproc_base = corral_count_uid_tasks(sb->switch_identity ? sb->uid : getuid());
-	sb->tmp_base = corral_tmp_base(sb->use_cgroups && (sb->cg.dir[CORRAL_CG_MEMORY] || sb->cg.v2_memory));
+	sb->tmp_base = corral_tmp_base();
 
 	r = corral_ll_plan_new(sb->policy, sb->root, &sb->posture, &sb->ll, err);
 	if (r < 0)

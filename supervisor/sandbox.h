@@ -103,7 +103,7 @@ int corral_tmp_create(const struct corral_sandbox *sb, struct corral_run *run,
 		      struct corral_error *err);
 void corral_tmp_remove(struct corral_run *run);
 
-const char *corral_tmp_base(bool memory_bounded);
+const char *corral_tmp_base(void);
 /*
  * seccomp_cache.c: corral_seccomp_compile_abi, served from the filters
  * precompiled at build time when the policy is a standard one.

@@ -155,18 +155,20 @@ void corral_tmp_remove(struct corral_run *run)
 }
 
 /*
- * Where private tmps go: /dev/shm (tmpfs: creating and removing a
- * directory costs a few microseconds instead of a journalled ext4 rmdir)
- * when a memory cgroup charges the run for what it writes there; /tmp
- * otherwise, so an unbounded run cannot fill RAM through its tmp.
+ * Where private tmps go: /dev/shm when it is a world-writable sticky
+ * tmpfs — creating and removing a directory there costs microseconds,
+ * against tens of microseconds and a journal write on ext4 — else /tmp.
+ * What a command writes there is memory: charged to the run's memory
+ * cgroup when it has one; otherwise bounded by the tmpfs size, as files
+ * under the root are bounded by their filesystem (docs/threat-model.md).
  */
-const char *corral_tmp_base(bool memory_bounded)
+const char *corral_tmp_base(void)
 {
 	struct statfs sf;
 	struct stat st;
 
-	if (memory_bounded && statfs("/dev/shm", &sf) == 0 && sf.f_type == TMPFS_MAGIC &&
-	    stat("/dev/shm", &st) == 0 && (st.st_mode & 01777) == 01777)
+	if (statfs("/dev/shm", &sf) == 0 && sf.f_type == TMPFS_MAGIC && stat("/dev/shm", &st) == 0 &&
+	    (st.st_mode & 01777) == 01777 && access("/dev/shm", W_OK | X_OK) == 0)
 		return "/dev/shm";
 	return "/tmp";
 }

@@ -193,8 +193,8 @@ static void add_promises(const struct corral_policy *p, struct corral_posture *p
 		if (strcmp(id, "net.no_sockets") == 0 && p->network != CORRAL_NET_NONE)
 			corral_posture_add(ps, id, CORRAL_PROMISE_NA,
 					   p->network == CORRAL_NET_LOOPBACK ?
-					   "network \"loopback\": inet, inet6 and unix sockets allowed, "
-					   "confined by a private network namespace" :
+					   "network \"loopback\": inet and inet6 sockets allowed, confined by a "
+					   "private network namespace; unix refused as under \"none\"" :
 					   "network \"host\": inet, inet6, unix and netlink sockets allowed");
 		else
 			corral_posture_add(ps, id, CORRAL_PROMISE_ENFORCED, NULL);

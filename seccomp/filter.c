@@ -224,9 +224,14 @@ static int export_bpf(scmp_filter_ctx ctx, struct corral_bpf *out, struct corral
 	return 0;
 }
 
-static void add_promises(const struct corral_policy *p, int landlock_abi, struct corral_posture *ps)
+static void add_promises(const struct corral_policy *p, int landlock_abi, bool unix_allowed,
+			 struct corral_posture *ps)
 {
-	if (p->network == CORRAL_NET_NONE)
+	if (p->network == CORRAL_NET_NONE && unix_allowed)
+		corral_posture_add(ps, "net.no_sockets", CORRAL_PROMISE_ENFORCED,
+				   "socket() of every family but AF_UNIX: refused by seccomp (Unix sockets "
+				   "reach only the root and read_write paths: net.unix_mediated)");
+	else if (p->network == CORRAL_NET_NONE)
 		corral_posture_add(ps, "net.no_sockets", CORRAL_PROMISE_ENFORCED,
 				   "socket() of every family, AF_UNIX included: refused by seccomp "
 				   "(socketpair(AF_UNIX) works)");
@@ -249,9 +254,8 @@ static void add_promises(const struct corral_policy *p, int landlock_abi, struct
 			   "TIOCSTI/TIOCLINUX terminal input injection: refused by seccomp");
 }
 
-int corral_seccomp_compile_opt(const struct corral_policy *p, int landlock_abi, int optimize,
-			       struct corral_posture *ps, struct corral_bpf *out,
-			       struct corral_error *err)
+static int compile(const struct corral_policy *p, int landlock_abi, int optimize, bool unix_allowed,
+		   struct corral_posture *ps, struct corral_bpf *out, struct corral_error *err)
 {
 	_cleanup_(ctx_freep) scmp_filter_ctx ctx = NULL;
 	int r;
@@ -292,7 +296,7 @@ int corral_seccomp_compile_opt(const struct corral_policy *p, int landlock_abi, 
 		const struct corral_sc_rule *rule = &corral_sc_rules[i];
 		int nr;
 
-		if (!corral_sc_rule_applies(rule, p->network, landlock_abi))
+		if (!corral_sc_rule_applies_unix(rule, p->network, landlock_abi, unix_allowed))
 			continue;
 		nr = seccomp_syscall_resolve_name(rule->syscall);
 		if (nr == __NR_SCMP_ERROR)
@@ -309,8 +313,22 @@ int corral_seccomp_compile_opt(const struct corral_policy *p, int landlock_abi, 
 	r = export_bpf(ctx, out, err);
 	if (r < 0)
 		return r;
-	add_promises(p, landlock_abi, ps);
+	add_promises(p, landlock_abi, unix_allowed, ps);
 	return 0;
+}
+
+int corral_seccomp_compile_opt(const struct corral_policy *p, int landlock_abi, int optimize,
+			       struct corral_posture *ps, struct corral_bpf *out,
+			       struct corral_error *err)
+{
+	return compile(p, landlock_abi, optimize, false, ps, out, err);
+}
+
+int corral_seccomp_compile_unix(const struct corral_policy *p, int landlock_abi, bool unix_allowed,
+				struct corral_posture *ps, struct corral_bpf *out,
+				struct corral_error *err)
+{
+	return compile(p, landlock_abi, CORRAL_SC_DEFAULT_OPTIMIZE, unix_allowed, ps, out, err);
 }
 
 int corral_seccomp_compile_abi(const struct corral_policy *p, int landlock_abi,

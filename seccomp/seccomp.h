@@ -72,6 +72,9 @@ enum {
 	CORRAL_SC_NET_LOOPBACK = 1 << 1,
 	CORRAL_SC_NET_HOST = 1 << 2,
 	CORRAL_SC_NO_LANDLOCK = 1 << 3, /* only when Landlock is not applied */
+	CORRAL_SC_UNIX_REFUSED = 1 << 4, /* only when socket(AF_UNIX) is refused (no Unix mediation) */
+	CORRAL_SC_UNIX_ALLOWED = 1 << 5, /* only when pathname Unix sockets are mediated
+					  * (supervisor/unotify.c, or Landlock ABI 9) */
 	CORRAL_SC_NET_ALL = CORRAL_SC_NET_NONE | CORRAL_SC_NET_LOOPBACK | CORRAL_SC_NET_HOST,
 };
 
@@ -105,6 +108,38 @@ extern const size_t corral_sc_rules_len;
 
 /* Whether |r| is part of the filter for |network| (enum corral_network) and |landlock_abi|. */
 bool corral_sc_rule_applies(const struct corral_sc_rule *r, int network, int landlock_abi);
+/* The same, saying whether socket(AF_UNIX) is allowed (Unix sockets mediated). */
+bool corral_sc_rule_applies_unix(const struct corral_sc_rule *r, int network, int landlock_abi,
+				 bool unix_allowed);
+
+/*
+ * corral_seccomp_compile_abi, with socket(AF_UNIX) allowed under network
+ * "none" and "loopback" when |unix_allowed|: only for a caller that
+ * mediates pathname Unix sockets (seccomp/unix_mediation.c and
+ * supervisor/unotify.c, or Landlock ABI 9's RESOLVE_UNIX).
+ */
+int corral_seccomp_compile_unix(const struct corral_policy *p, int landlock_abi, bool unix_allowed,
+				struct corral_posture *ps, struct corral_bpf *out,
+				struct corral_error *err);
+
+/*
+ * Unix-socket mediation (seccomp/unix_mediation.c). |notify| is a small
+ * filter that sends connect, sendto with an address, sendmsg and sendmmsg
+ * to the supervisor (SECCOMP_RET_USER_NOTIF; other architectures and x32
+ * numbers are left to the main filter, which kills them). sendmsg whose
+ * flags argument has any of its upper 32 bits set (which the kernel
+ * ignores: flags is an unsigned int) is not notified: that is how the
+ * child hands the listener fd to the parent after installing |notify|;
+ * |guard| then refuses exactly those calls (EPERM), so the command cannot
+ * use the hole. Install order in the child: notify (with
+ * SECCOMP_FILTER_FLAG_NEW_LISTENER), send the listener, guard, main.
+ */
+#define CORRAL_UNOTIFY_PASS_FLAGS (1ULL << 40) /* sendmsg flags bit for the listener hand-over */
+int corral_unotify_compile(struct corral_bpf *notify, struct corral_bpf *guard, struct corral_error *err);
+/* Does this host have what the mediation needs? |why| says what is missing. */
+bool corral_unotify_available(char *why, size_t why_len);
+/* In the child: install |prog| with NEW_LISTENER; returns the listener fd or -errno. */
+int corral_unotify_install(const struct corral_bpf *prog);
 
 /*
  * Build options, for benchmarks and tests: libseccomp's optimize level

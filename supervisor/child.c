@@ -59,6 +59,7 @@ const char *corral_child_stage_name(int stage)
 		[STAGE_NETNS] = "creating the network namespace (network \"loopback\")",
 		[STAGE_USERNS_MAP] = "writing the user namespace's uid/gid maps (network \"loopback\")",
 		[STAGE_LOOPBACK_UP] = "bringing lo up (network \"loopback\")",
+		[STAGE_UNOTIFY] = "installing the Unix-socket mediation filter",
 	};
 	if (stage > 0 && (size_t)stage < ARRAY_SIZE(names) && names[stage])
 		return names[stage];
@@ -355,6 +356,12 @@ int corral_child_main(void *arg)
 			r = corral_ll_restrict_self(run->ruleset_fd);
 			if (r < 0)
 				fail(c, STAGE_LANDLOCK, -r);
+		}
+		/* Before the main filter, which would refuse nothing here but must stay last. */
+		if (sb->unotify && run && run->un_child >= 0) {
+			r = corral_unotify_child(sb->unotify, run->un_child);
+			if (r < 0)
+				fail(c, STAGE_UNOTIFY, -r);
 		}
 		/* Last, so nothing after it needs a denied call. */
 		if (sb->have_bpf) {

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -143,7 +144,16 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 	r = corral_ll_plan_new(sb->policy, sb->root, &sb->posture, &sb->ll, err);
 	if (r < 0)
 		goto fail;
-	r = corral_seccomp_compile(sb->policy, &sb->posture, &sb->bpf, err);
+	sb->unix_mode = corral_unix_mode(sb->policy, corral_landlock_abi(), &sb->posture);
+	if (sb->unix_mode == CORRAL_UNIX_MEDIATED) {
+		r = corral_unotify_plan_new(sb, &sb->unotify, err);
+		if (r < 0)
+			goto fail;
+	}
+	r = corral_seccomp_compile_unix(sb->policy, corral_landlock_abi(),
+					sb->unix_mode == CORRAL_UNIX_MEDIATED ||
+					sb->unix_mode == CORRAL_UNIX_LANDLOCK,
+					&sb->posture, &sb->bpf, err);
 	if (r < 0)
 		goto fail;
 	sb->have_bpf = sb->bpf.len > 0;
@@ -171,6 +181,7 @@ _public_ void corral_sandbox_free(struct corral_sandbox *sb)
 		return;
 	corral_docker_free(sb->docker);
 	corral_ll_plan_free(sb->ll);
+	corral_unotify_plan_free(sb->unotify);
 	if (sb->have_bpf || sb->bpf.filter)
 		corral_bpf_free(&sb->bpf);
 	for (size_t i = 0; i < sb->n_dropped; i++)
@@ -240,6 +251,8 @@ static void fill_rlimits(const struct corral_sandbox *sb, struct corral_spawn_rl
 static void run_clear(struct corral_run *run)
 {
 	run->ruleset_fd = safe_close(run->ruleset_fd);
+	run->un_parent = safe_close(run->un_parent);
+	run->un_child = safe_close(run->un_child);
 	corral_cgroup_remove(run);
 	corral_tmp_remove(run);
 }
@@ -248,7 +261,7 @@ _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_
 				 struct corral_result *res, struct corral_error *err)
 {
 	struct corral_exec_opts o = {};
-	struct corral_run run = { .ruleset_fd = -1, .tmp_fd = -1 };
+	struct corral_run run = { .ruleset_fd = -1, .tmp_fd = -1, .un_parent = -1, .un_child = -1 };
 	struct corral_spawn_rlimits rl;
 	char *shell_argv[4] = {};
 	char **envp = NULL, *tmpdir = NULL;
@@ -271,6 +284,18 @@ _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_
 
 	for (int i = 0; i < CORRAL_CG_MAX; i++)
 		run.cg_fd[i] = -1;
+	run.un_parent = run.un_child = -1;
+	if (sb->unotify) {
+		int sv[2];
+
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+			r = corral_err(err, CORRAL_E_SETUP, errno, "Unix-socket mediation: socketpair: %s",
+				       strerror(errno));
+			goto out;
+		}
+		run.un_parent = sv[0];
+		run.un_child = sv[1];
+	}
 	if (o.shell) {
 		shell_argv[0] = (char *)"/bin/sh";
 		shell_argv[1] = (char *)"-c";

@@ -18,6 +18,7 @@
 #include "seccomp/seccomp.h"
 #include "supervisor/engine.h"
 #include "supervisor/netns.h"
+#include "supervisor/unotify.h"
 #include "supervisor/posture.h"
 
 struct corral_docker;
@@ -69,6 +70,8 @@ struct corral_sandbox {
 	struct corral_docker *docker;
 
 	struct corral_netns_plan netns; /* network "loopback" (supervisor/netns.c) */
+	int unix_mode;                  /* enum corral_unix_mode (supervisor/unotify.c) */
+	struct corral_unotify_plan *unotify; /* CORRAL_UNIX_MEDIATED only */
 };
 
 /* One run's confinement state, prepared by the parent before fork. */
@@ -80,6 +83,7 @@ struct corral_run {
 	bool set_nproc;
 	int tmp_fd;                  /* the private tmp directory, or -1 */
 	char *tmp_path;
+	int un_parent, un_child;     /* Unix mediation: the listener's way to the parent, or -1 */
 };
 
 /* identity.c: decide uid/gid (euid 0) and add the identity promises. */
@@ -148,6 +152,7 @@ enum corral_child_stage {
 	STAGE_NETNS,
 	STAGE_USERNS_MAP,
 	STAGE_LOOPBACK_UP,
+	STAGE_UNOTIFY,
 };
 const char *corral_child_stage_name(int stage);
 

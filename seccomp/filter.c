@@ -254,8 +254,30 @@ static void add_promises(const struct corral_policy *p, int landlock_abi, bool u
 			   "TIOCSTI/TIOCLINUX terminal input injection: refused by seccomp");
 }
 
+/* The supervisor's Unix-socket mediation rules (see corral_seccomp_compile_unix). */
+static int add_mediation(scmp_filter_ctx ctx, int handover_fd)
+{
+	const uint32_t notify = SCMP_ACT_NOTIFY;
+	int r;
+
+	r = seccomp_rule_add_exact(ctx, notify, SCMP_SYS(connect), 0);
+	if (r == 0)
+		r = seccomp_rule_add_exact(ctx, notify, SCMP_SYS(sendmmsg), 0);
+	if (r == 0)
+		r = seccomp_rule_add_exact(ctx, notify, SCMP_SYS(sendto), 1, SCMP_A4(SCMP_CMP_NE, 0));
+	if (r == 0)
+		r = seccomp_rule_add_exact(ctx, notify, SCMP_SYS(sendmsg), 1,
+					   SCMP_A2(SCMP_CMP_LE, 0xffffffffULL));
+	if (r == 0)
+		r = seccomp_rule_add_exact(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(sendmsg), 2,
+					   SCMP_A0(SCMP_CMP_NE, (uint64_t)handover_fd),
+					   SCMP_A2(SCMP_CMP_GT, 0xffffffffULL));
+	return r;
+}
+
 static int compile(const struct corral_policy *p, int landlock_abi, int optimize, bool unix_allowed,
-		   struct corral_posture *ps, struct corral_bpf *out, struct corral_error *err)
+		   int handover_fd, struct corral_posture *ps, struct corral_bpf *out,
+		   struct corral_error *err)
 {
 	_cleanup_(ctx_freep) scmp_filter_ctx ctx = NULL;
 	int r;
@@ -310,6 +332,13 @@ static int compile(const struct corral_policy *p, int landlock_abi, int optimize
 					  strerror(-r));
 	}
 
+	if (unix_allowed && handover_fd >= 0) {
+		r = add_mediation(ctx, handover_fd);
+		if (r < 0)
+			return corral_err(err, CORRAL_E_SETUP, -r, "seccomp: Unix-socket mediation rules: %s",
+					  strerror(-r));
+	}
+
 	r = export_bpf(ctx, out, err);
 	if (r < 0)
 		return r;
@@ -321,14 +350,15 @@ int corral_seccomp_compile_opt(const struct corral_policy *p, int landlock_abi, 
 			       struct corral_posture *ps, struct corral_bpf *out,
 			       struct corral_error *err)
 {
-	return compile(p, landlock_abi, optimize, false, ps, out, err);
+	return compile(p, landlock_abi, optimize, false, -1, ps, out, err);
 }
 
 int corral_seccomp_compile_unix(const struct corral_policy *p, int landlock_abi, bool unix_allowed,
-				struct corral_posture *ps, struct corral_bpf *out,
+				int handover_fd, struct corral_posture *ps, struct corral_bpf *out,
 				struct corral_error *err)
 {
-	return compile(p, landlock_abi, CORRAL_SC_DEFAULT_OPTIMIZE, unix_allowed, ps, out, err);
+	return compile(p, landlock_abi, CORRAL_SC_DEFAULT_OPTIMIZE, unix_allowed, handover_fd, ps, out,
+		       err);
 }
 
 int corral_seccomp_compile_abi(const struct corral_policy *p, int landlock_abi,

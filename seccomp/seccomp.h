@@ -115,30 +115,28 @@ bool corral_sc_rule_applies_unix(const struct corral_sc_rule *r, int network, in
 /*
  * corral_seccomp_compile_abi, with socket(AF_UNIX) allowed under network
  * "none" and "loopback" when |unix_allowed|: only for a caller that
- * mediates pathname Unix sockets (seccomp/unix_mediation.c and
- * supervisor/unotify.c, or Landlock ABI 9's RESOLVE_UNIX).
+ * mediates pathname Unix sockets (Landlock ABI 9's RESOLVE_UNIX, or the
+ * supervisor). |handover_fd| >= 0 adds the supervisor's mediation to the
+ * same filter (install it with corral_unotify_install):
+ *  - connect, sendto with a destination, sendmsg and sendmmsg go to the
+ *    supervisor (SECCOMP_RET_USER_NOTIF): the address is behind a pointer
+ *    the filter cannot read;
+ *  - sendmsg whose flags argument has any of its upper 32 bits set (the
+ *    kernel ignores them: flags is an unsigned int) is not notified when
+ *    its fd is |handover_fd| — how the child hands the listener to the
+ *    parent once the filter is live — and refused (EPERM) on every other
+ *    fd. |handover_fd| must be a number the command cannot allocate (at or
+ *    above its RLIMIT_NOFILE hard limit) and closed at execve.
  */
 int corral_seccomp_compile_unix(const struct corral_policy *p, int landlock_abi, bool unix_allowed,
-				struct corral_posture *ps, struct corral_bpf *out,
+				int handover_fd, struct corral_posture *ps, struct corral_bpf *out,
 				struct corral_error *err);
 
-/*
- * Unix-socket mediation (seccomp/unix_mediation.c). |notify| is a small
- * filter that sends connect, sendto with an address, sendmsg and sendmmsg
- * to the supervisor (SECCOMP_RET_USER_NOTIF; other architectures and x32
- * numbers are left to the main filter, which kills them). sendmsg whose
- * flags argument has any of its upper 32 bits set (which the kernel
- * ignores: flags is an unsigned int) is not notified: that is how the
- * child hands the listener fd to the parent after installing |notify|;
- * |guard| then refuses exactly those calls (EPERM), so the command cannot
- * use the hole. Install order in the child: notify (with
- * SECCOMP_FILTER_FLAG_NEW_LISTENER), send the listener, guard, main.
- */
-#define CORRAL_UNOTIFY_PASS_FLAGS (1ULL << 40) /* sendmsg flags bit for the listener hand-over */
-int corral_unotify_compile(struct corral_bpf *notify, struct corral_bpf *guard, struct corral_error *err);
+/* The sendmsg flags bit of the listener hand-over (see above). */
+#define CORRAL_UNOTIFY_PASS_FLAGS (1ULL << 40)
 /* Does this host have what the mediation needs? |why| says what is missing. */
 bool corral_unotify_available(char *why, size_t why_len);
-/* In the child: install |prog| with NEW_LISTENER; returns the listener fd or -errno. */
+/* In the child: install |prog| with SECCOMP_FILTER_FLAG_NEW_LISTENER; the listener fd or -errno. */
 int corral_unotify_install(const struct corral_bpf *prog);
 
 /*

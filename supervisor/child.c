@@ -309,6 +309,14 @@ int corral_child_main(void *arg)
 			fail(c, STAGE_PARENT, ESRCH);
 	}
 
+	/* Before the rlimits: the hand-over fd lies above the command's RLIMIT_NOFILE. */
+	if (sb && sb->unotify && run && run->un_child >= 0) {
+		int r = corral_unotify_child_prepare(sb->unotify, run->un_child);
+
+		if (r < 0)
+			fail(c, STAGE_UNOTIFY, -r);
+	}
+
 	for (int i = 0; c->rlimits && i < RLIM_NLIMITS; i++)
 		if (c->rlimits->set[i] && setrlimit(i, &c->rlimits->rl[i]) < 0)
 			fail(c, STAGE_RLIMIT, errno);
@@ -357,14 +365,13 @@ int corral_child_main(void *arg)
 			if (r < 0)
 				fail(c, STAGE_LANDLOCK, -r);
 		}
-		/* Before the main filter, which would refuse nothing here but must stay last. */
+		/* Last, so nothing after it needs a denied call. */
 		if (sb->unotify && run && run->un_child >= 0) {
-			r = corral_unotify_child(sb->unotify, run->un_child);
+			/* The same filter, with a listener handed to the parent. */
+			r = corral_unotify_child_install(sb->unotify, &sb->bpf);
 			if (r < 0)
 				fail(c, STAGE_UNOTIFY, -r);
-		}
-		/* Last, so nothing after it needs a denied call. */
-		if (sb->have_bpf) {
+		} else if (sb->have_bpf) {
 			r = corral_seccomp_install(&sb->bpf);
 			if (r < 0)
 				fail(c, STAGE_SECCOMP, -r);

@@ -285,11 +285,11 @@ _public_ int corral_probe(const struct corral_policy *p, char **json_out, struct
 		goto out;
 
 	{
-		int um = corral_unix_mode(p, corral_landlock_abi(), ps);
+		int handover, um = corral_unix_mode(p, corral_landlock_abi(), &handover, ps);
 
 		seccomp_ok = corral_seccomp_compile_unix(p, corral_landlock_abi(),
 							 um == CORRAL_UNIX_MEDIATED || um == CORRAL_UNIX_LANDLOCK,
-							 ps, &bpf, &serr) == 0;
+							 handover, ps, &bpf, &serr) == 0;
 	}
 	if (!seccomp_ok)
 		corral_posture_add(ps, "seccomp.filter", CORRAL_PROMISE_DROPPED, "seccomp filter: %s",

@@ -144,16 +144,20 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 	r = corral_ll_plan_new(sb->policy, sb->root, &sb->posture, &sb->ll, err);
 	if (r < 0)
 		goto fail;
-	sb->unix_mode = corral_unix_mode(sb->policy, corral_landlock_abi(), &sb->posture);
-	if (sb->unix_mode == CORRAL_UNIX_MEDIATED) {
-		r = corral_unotify_plan_new(sb, &sb->unotify, err);
-		if (r < 0)
-			goto fail;
+	{
+		int handover = -1;
+
+		sb->unix_mode = corral_unix_mode(sb->policy, corral_landlock_abi(), &handover, &sb->posture);
+		if (sb->unix_mode == CORRAL_UNIX_MEDIATED) {
+			r = corral_unotify_plan_new(sb, handover, &sb->unotify, err);
+			if (r < 0)
+				goto fail;
+		}
+		r = corral_seccomp_compile_unix(sb->policy, corral_landlock_abi(),
+						sb->unix_mode == CORRAL_UNIX_MEDIATED ||
+						sb->unix_mode == CORRAL_UNIX_LANDLOCK,
+						handover, &sb->posture, &sb->bpf, err);
 	}
-	r = corral_seccomp_compile_unix(sb->policy, corral_landlock_abi(),
-					sb->unix_mode == CORRAL_UNIX_MEDIATED ||
-					sb->unix_mode == CORRAL_UNIX_LANDLOCK,
-					&sb->posture, &sb->bpf, err);
 	if (r < 0)
 		goto fail;
 	sb->have_bpf = sb->bpf.len > 0;

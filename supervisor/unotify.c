@@ -40,6 +40,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -77,11 +78,14 @@
 
 /* ------------------------------------------------------------------ mode */
 
-int corral_unix_mode(const struct corral_policy *p, int landlock_abi, struct corral_posture *ps)
+int corral_unix_mode(const struct corral_policy *p, int landlock_abi, int *handover_fd,
+		     struct corral_posture *ps)
 {
 	const char *force = secure_getenv("CORRAL_TEST_UNIX_MEDIATION");
 	char why[200] = "";
+	struct rlimit own;
 
+	*handover_fd = -1;
 	if (p->network == CORRAL_NET_HOST) {
 		corral_posture_add(ps, "net.unix_mediated", CORRAL_PROMISE_NA,
 				   "network \"host\": Unix sockets are not confined");
@@ -96,11 +100,19 @@ int corral_unix_mode(const struct corral_policy *p, int landlock_abi, struct cor
 		return CORRAL_UNIX_LANDLOCK;
 	} else if (!corral_seccomp_available()) {
 		snprintf(why, sizeof(why), "no seccomp");
+	} else if (getrlimit(RLIMIT_NOFILE, &own) < 0 || p->limits.open_files == 0 ||
+		   (own.rlim_max != RLIM_INFINITY && p->limits.open_files >= (uint64_t)own.rlim_max) ||
+		   p->limits.open_files >= INT_MAX) {
+		/* The hand-over fd must be one the command cannot allocate, yet one we can. */
+		snprintf(why, sizeof(why), "limits.open_files (%llu) must be set and below corral's own "
+			 "hard RLIMIT_NOFILE (%llu)", (unsigned long long)p->limits.open_files,
+			 (unsigned long long)own.rlim_max);
 	} else if (corral_unotify_available(why, sizeof(why))) {
 		corral_posture_add(ps, "net.unix_mediated", CORRAL_PROMISE_ENFORCED,
 				   "connect/sendto/sendmsg of Unix sockets checked by the supervisor "
 				   "(seccomp user notification): only socket files under the root, the "
 				   "private tmp and read_write paths; abstract addresses refused");
+		*handover_fd = (int)p->limits.open_files;
 		return CORRAL_UNIX_MEDIATED;
 	}
 	corral_posture_add(ps, "net.unix_refused", CORRAL_PROMISE_ENFORCED,
@@ -118,7 +130,7 @@ struct base {
 };
 
 struct corral_unotify_plan {
-	struct corral_bpf notify, guard;
+	int handover_fd;
 	struct base *bases; /* root, then read_write paths */
 	size_t n_bases;
 	bool switch_identity;
@@ -130,8 +142,6 @@ void corral_unotify_plan_free(struct corral_unotify_plan *plan)
 {
 	if (!plan)
 		return;
-	corral_bpf_free(&plan->notify);
-	corral_bpf_free(&plan->guard);
 	for (size_t i = 0; i < plan->n_bases; i++) {
 		free(plan->bases[i].path);
 		safe_close(plan->bases[i].fd);
@@ -157,8 +167,8 @@ static int add_base(struct corral_unotify_plan *plan, const char *path)
 	return 0;
 }
 
-int corral_unotify_plan_new(const struct corral_sandbox *sb, struct corral_unotify_plan **out,
-			    struct corral_error *err)
+int corral_unotify_plan_new(const struct corral_sandbox *sb, int handover_fd,
+			    struct corral_unotify_plan **out, struct corral_error *err)
 {
 	const struct corral_strv *rw = &sb->policy->fs.read_write;
 	struct corral_unotify_plan *plan = calloc(1, sizeof(*plan));
@@ -179,11 +189,7 @@ int corral_unotify_plan_new(const struct corral_sandbox *sb, struct corral_unoti
 		return corral_err(err, CORRAL_E_SETUP, -r, "Unix-socket mediation: opening the allowed paths: %s",
 				  strerror(-r));
 	}
-	r = corral_unotify_compile(&plan->notify, &plan->guard, err);
-	if (r < 0) {
-		corral_unotify_plan_free(plan);
-		return r;
-	}
+	plan->handover_fd = handover_fd;
 	plan->switch_identity = sb->switch_identity;
 	plan->uid = sb->uid;
 	plan->gid = sb->gid;
@@ -191,19 +197,26 @@ int corral_unotify_plan_new(const struct corral_sandbox *sb, struct corral_unoti
 	return 0;
 }
 
-const struct corral_bpf *corral_unotify_plan_notify(const struct corral_unotify_plan *plan)
-{
-	return &plan->notify;
-}
-
-const struct corral_bpf *corral_unotify_plan_guard(const struct corral_unotify_plan *plan)
-{
-	return &plan->guard;
-}
-
 /* ----------------------------------------------------------------- child */
 
-int corral_unotify_child(const struct corral_unotify_plan *plan, int sock)
+int corral_unotify_child_prepare(const struct corral_unotify_plan *plan, int sock)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return -errno;
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur <= (rlim_t)plan->handover_fd) {
+		rl.rlim_cur = (rlim_t)plan->handover_fd + 1;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			return -errno;
+	}
+	/* Close-on-exec: gone before the command runs; and above its RLIMIT_NOFILE for good. */
+	if (dup3(sock, plan->handover_fd, O_CLOEXEC) < 0)
+		return -errno;
+	return 0;
+}
+
+int corral_unotify_child_install(const struct corral_unotify_plan *plan, const struct corral_bpf *prog)
 {
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
@@ -216,7 +229,7 @@ int corral_unotify_child(const struct corral_unotify_plan *plan, int sock)
 	struct cmsghdr *cm;
 	int lfd, r = 0;
 
-	lfd = corral_unotify_install(&plan->notify);
+	lfd = corral_unotify_install(prog);
 	if (lfd < 0)
 		return lfd;
 	memset(u.buf, 0, sizeof(u.buf));
@@ -226,17 +239,14 @@ int corral_unotify_child(const struct corral_unotify_plan *plan, int sock)
 	cm->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(cm), &lfd, sizeof(int));
 	/*
-	 * The notify filter is live: a plain sendmsg would wait for a
-	 * supervisor that has not got the listener yet. The upper flag bits
-	 * (ignored by the kernel) let this one call through; the guard
-	 * installed next refuses them for good.
+	 * The filter is live: a plain sendmsg would wait for a supervisor
+	 * that has not got the listener yet. The upper flag bits (ignored by
+	 * the kernel) on the hand-over fd are the one sendmsg it lets through.
 	 */
-	if (syscall(SYS_sendmsg, sock, &msg, (long)(CORRAL_UNOTIFY_PASS_FLAGS | MSG_NOSIGNAL)) != 1)
+	if (syscall(SYS_sendmsg, plan->handover_fd, &msg, (long)(CORRAL_UNOTIFY_PASS_FLAGS | MSG_NOSIGNAL)) != 1)
 		r = -errno;
 	close(lfd);
-	if (r < 0)
-		return r ? r : -EIO;
-	return corral_seccomp_install(&plan->guard);
+	return r;
 }
 
 /* ---------------------------------------------------------------- helper */

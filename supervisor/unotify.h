@@ -34,25 +34,30 @@ enum corral_unix_mode {
 /*
  * Decide how Unix sockets are handled for |p| with |landlock_abi| and add
  * "net.unix_mediated" or "net.unix_refused" to |ps|. Never drops a
- * promise: refusing socket(AF_UNIX) keeps it. CORRAL_TEST_UNIX_MEDIATION=0
- * forces the refusal (tests; only ever stricter).
+ * promise: refusing socket(AF_UNIX) keeps it. For CORRAL_UNIX_MEDIATED,
+ * |*handover_fd| is the fd number the child hands the listener over on:
+ * the command's RLIMIT_NOFILE hard limit (limits.open_files), a number it
+ * cannot allocate. CORRAL_TEST_UNIX_MEDIATION=0 forces the refusal (tests;
+ * only ever stricter).
  */
-int corral_unix_mode(const struct corral_policy *p, int landlock_abi, struct corral_posture *ps);
+int corral_unix_mode(const struct corral_policy *p, int landlock_abi, int *handover_fd,
+		     struct corral_posture *ps);
 
-/* Sandbox side: the bases a pathname may resolve under, and the two filters. */
+/* Sandbox side: the bases a pathname may resolve under, the identity, the hand-over fd. */
 struct corral_unotify_plan;
-int corral_unotify_plan_new(const struct corral_sandbox *sb, struct corral_unotify_plan **out,
-			    struct corral_error *err);
+int corral_unotify_plan_new(const struct corral_sandbox *sb, int handover_fd,
+			    struct corral_unotify_plan **out, struct corral_error *err);
 void corral_unotify_plan_free(struct corral_unotify_plan *plan);
-const struct corral_bpf *corral_unotify_plan_notify(const struct corral_unotify_plan *plan);
-const struct corral_bpf *corral_unotify_plan_guard(const struct corral_unotify_plan *plan);
 
 /*
- * In the forked child, after Landlock and before the main filter: install
- * the notify filter, hand the listener to the parent over |sock| (the
- * run's child end), install the guard. Async-signal-safe. 0 or -errno.
+ * In the forked child, steps of their own (async-signal-safe):
+ * _prepare, before the rlimits: put the run's child end |sock| at the
+ * hand-over fd number (raising the soft RLIMIT_NOFILE to reach it);
+ * _install, last: install the main filter |prog| with a listener and hand
+ * the listener to the parent. 0 or -errno.
  */
-int corral_unotify_child(const struct corral_unotify_plan *plan, int sock);
+int corral_unotify_child_prepare(const struct corral_unotify_plan *plan, int sock);
+int corral_unotify_child_install(const struct corral_unotify_plan *plan, const struct corral_bpf *prog);
 
 /* Parent side, one per run. */
 #define CORRAL_UNOTIFY_MAX_POLLFDS 2

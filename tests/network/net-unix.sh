@@ -129,7 +129,8 @@ print(" ".join(r))' "$OUT/dg.sock")
 		"^ok=[1-9][0-9]* denied=[1-9][0-9]* other=[0-9]+$" "$out"
 	echo "# race ($net): $out"
 done
-expect_eq "the hand-over flag bit cannot be used by the command (guard: EPERM)" "plain=ok magic=EPERM" "$(run -- ./unixt magic)"
+expect_eq "the hand-over flag bit is refused (EPERM) and the hand-over fd (open_files) cannot be had" \
+	"plain=ok magic=EPERM dupK=EBADF" "$(run --open-files 64 -- ./unixt magic 64)"
 
 # A read_write path outside the root: its sockets are reachable.
 RW=$(mktemp -d /tmp/corral-rw.XXXXXX); cleanup_dirs+=("$RW"); chmod 777 "$RW"

@@ -10,8 +10,9 @@
  *                                 OUTSIDE in a tight loop while this one connects N times
  *                                 with it; prints "ok=A denied=D other=O" (INSIDE must be
  *                                 listening)
- *   unixt magic                   sendmsg on a socketpair with flags 0, then with bit 40 set
- *                                 (the listener hand-over's bit): prints "plain=ok magic=ERR"
+ *   unixt magic K                 sendmsg on a socketpair with flags 0, then with bit 40 set
+ *                                 (the listener hand-over's bit), then try to get fd K (the
+ *                                 hand-over fd): prints "plain=ok magic=ERR dupK=ERR"
  */
 #include <errno.h>
 #include <pthread.h>
@@ -174,7 +175,7 @@ int main(int argc, char **argv)
 			printf("%s\n", ename(errno));
 		return 0;
 	}
-	if (argc == 2 && strcmp(argv[1], "magic") == 0) {
+	if (argc == 3 && strcmp(argv[1], "magic") == 0) {
 		int sv[2];
 		char b = 'x';
 		struct iovec iov = { &b, 1 };
@@ -186,7 +187,9 @@ int main(int argc, char **argv)
 		r1 = syscall(SYS_sendmsg, sv[0], &m, 0L);
 		printf("plain=%s ", r1 == 1 ? "ok" : ename(errno));
 		r2 = syscall(SYS_sendmsg, sv[0], &m, (long)(1ULL << 40));
-		printf("magic=%s\n", r2 == 1 ? "ok" : ename(errno));
+		printf("magic=%s ", r2 == 1 ? "ok" : ename(errno));
+		printf("dupK=%s\n", dup2(sv[0], atoi(argv[2])) >= 0 ? "ok" :
+		       errno == EBADF ? "EBADF" : ename(errno));
 		return 0;
 	}
 	if (argc == 5 && strcmp(argv[1], "race") == 0)

@@ -174,6 +174,14 @@ row bwrap 1 1 "$(need bwrap)" "$bwrap_bin" --ro-bind / / --unshare-net --die-wit
 row firejail 1 1 "$(need firejail)" "$firejail_bin" --quiet --noprofile --net=none /bin/true
 row docker "$every_docker" 1 "$docker_why" "$docker_bin" run --rm --network none "$image" /bin/true
 row corral-docker "$every_docker" 1 "$docker_why" "$corral" run --root "$ws" --provider docker --image "$image" -- /bin/true
+# As root corral also switches identity and gives each run its own cgroups;
+# the same run started as nobody (through setpriv, measured alone too) shows
+# what that costs.
+if [ "$(id -u)" = 0 ]; then
+	asnobody=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+	row setpriv-true 1 1 "$(need setpriv)" "${asnobody[@]}" /bin/true
+	row corral-unpriv 1 1 "$(need setpriv)" "${asnobody[@]}" "$corral" run --root "$ws" -- /bin/true
+fi
 for n in 1 10 100 1000; do
 	row "policy-$n" 2 1 "$policy_why" "$corral" run --policy "$work/policy-$n.json" --root "$ws" -- /bin/true
 done

@@ -150,7 +150,8 @@ def latency_table(d, S):
 def privilege_block(d, S):
     names = [("setpriv-true", "`setpriv --reuid=65534 … /bin/true`"),
              ("corral-unpriv", "`setpriv --reuid=65534 … corral run -- /bin/true` (corral as nobody)"),
-             ("corral", "`corral run -- /bin/true` as root (runs the command as nobody)")]
+             ("corral", "`corral run -- /bin/true` as root (runs the command as nobody)"),
+             ("corral-no-private-tmp", "`corral run --policy P -- /bin/true` as root, `fs.private_tmp: false`")]
     if not any(n in S or n in d["skipped"] for n, _ in names[:2]):
         return "not measured (the run was not as root)"
     lines = ["| launcher | runs | median ms | p90 ms |", "| --- | ---: | ---: | ---: |"]
@@ -160,12 +161,18 @@ def privilege_block(d, S):
         lines.append(f"| {label} | — | {why} | |" if why else
                      f"| {label} | {s['n']} | {ms(s['median_us'])} | {ms(s['p90_us'])} |")
     try:
-        sp, cu, cr = (S[n]["median_us"] for n, _ in names)
+        sp, cu, cr = (S[n]["median_us"] for n, _ in names[:3])
         unpriv = cu - sp + S["bare"]["median_us"]
         lines += ["", f"corral started as nobody costs about {ms(unpriv)} ms once setpriv's own exec is "
                   f"taken out ({ms(cu)} − {ms(sp)} + {ms(S['bare']['median_us'])}); as root it costs {ms(cr)} ms: "
                   f"root mode adds **{ms(cr - unpriv)} ms** (identity switch, capability drop, and per-run "
                   "cgroups — created, joined, killed and removed for every run)."]
+    except (KeyError, TypeError):
+        pass
+    try:
+        nt, cr = S["corral-no-private-tmp"]["median_us"], S["corral"]["median_us"]
+        lines += ["", f"Without the per-run private `/tmp` directory (created and removed on the host for "
+                  f"every run) the same run takes {ms(nt)} ms: the private tmp costs **{ms(cr - nt)} ms**."]
     except (KeyError, TypeError):
         pass
     return "\n".join(lines)

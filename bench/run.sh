@@ -131,6 +131,9 @@ for n in (1, 10, 100, 1000):
     p = json.loads(json.dumps(base))
     p["fs"]["read_only"] = list(p["fs"]["read_only"]) + dirs
     json.dump(p, open(os.path.join(work, "policy-%d.json" % n), "w"), indent=1)
+p = json.loads(json.dumps(base))
+p["fs"]["private_tmp"] = False
+json.dump(p, open(os.path.join(work, "policy-notmp.json"), "w"), indent=1)
 EOF
 	chmod -R a+rX "$work/tree"
 else
@@ -182,6 +185,7 @@ if [ "$(id -u)" = 0 ]; then
 	row setpriv-true 1 1 "$(need setpriv)" "${asnobody[@]}" /bin/true
 	row corral-unpriv 1 1 "$(need setpriv)" "${asnobody[@]}" "$corral" run --root "$ws" -- /bin/true
 fi
+row corral-no-private-tmp 1 1 "$policy_why" "$corral" run --policy "$work/policy-notmp.json" --root "$ws" -- /bin/true
 for n in 1 10 100 1000; do
 	row "policy-$n" 2 1 "$policy_why" "$corral" run --policy "$work/policy-$n.json" --root "$ws" -- /bin/true
 done

@@ -382,6 +382,17 @@ def shorten(text):
 
 def profile_block(out):
     parts = []
+    p = os.path.join(out, "mkdir-cost.json")
+    if os.path.exists(p):
+        m = json.load(open(p))
+        rows = ["| directory | filesystem (options) | mkdtemp µs | rmdir µs |", "| --- | --- | ---: | ---: |"]
+        for base, v in m.items():
+            fs = v["fs"].split(None, 1)
+            opts = fs[1] if len(fs) > 1 else ""
+            flag = " (**discard**)" if "discard" in opts.split(",") else ""
+            rows.append(f"| `{base}` | {fs[0] if fs else '?'}{flag} | {v['mkdir_us']:.0f} | {v['rmdir_us']:.0f} |")
+        parts += ["One scratch directory created and removed (median of 200; the private `/tmp` of every"
+                  " run costs one of each on the host's `/tmp`):", "", *rows, ""]
     s = read(out, "strace-c.txt", 40)
     if s:
         parts += ["`strace -c -f corral run -- /bin/true` (supervisor and child together; times are"

@@ -262,6 +262,23 @@ if [ "$smoke" = 0 ] && command -v perf >/dev/null && grep -q '^corral	' "$spec";
 			grep -v '^#' | grep -v '^$' | head -40 >"$out/perf-sym.txt" || true
 	fi
 fi
+# What one scratch directory costs where corral makes the private /tmp
+# (the host's /tmp) against a tmpfs: the filesystem, not corral, sets it.
+python3 - "$out/mkdir-cost.json" <<'EOF'
+import json, os, subprocess, sys, tempfile, time
+res = {}
+for base in ("/tmp", "/dev/shm"):
+    if not os.path.isdir(base) or not os.access(base, os.W_OK):
+        continue
+    mk, rm = [], []
+    for _ in range(200):
+        t0 = time.perf_counter(); d = tempfile.mkdtemp(dir=base); t1 = time.perf_counter()
+        os.rmdir(d); t2 = time.perf_counter()
+        mk.append(t1 - t0); rm.append(t2 - t1)
+    fs = subprocess.run(["findmnt", "-n", "-o", "FSTYPE,OPTIONS", "-T", base], capture_output=True, text=True).stdout.strip()
+    res[base] = {"mkdir_us": sorted(mk)[100] * 1e6, "rmdir_us": sorted(rm)[100] * 1e6, "fs": fs}
+json.dump(res, open(sys.argv[1], "w"), indent=1)
+EOF
 if [ "$smoke" = 0 ] && command -v hyperfine >/dev/null; then
 	say "hyperfine cross-check (sequential, not interleaved)"
 	hyperfine -N --warmup 20 --runs 300 --export-json "$out/hyperfine.json" \

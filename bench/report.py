@@ -360,7 +360,8 @@ def machine_block(d):
         f"- memory: {m.get('memory_gb')} GiB; kernel {m.get('kernel')}; {m.get('distro')}; Landlock ABI {m.get('landlock_abi')}",
         f"- ran as uid {m.get('uid')} ({'commands run as nobody' if m.get('uid') == 0 else 'unprivileged'}); "
         f"floor {'statically' if m.get('floor_static') else 'dynamically'} linked",
-        f"- {m.get('rounds')} interleaved rounds; measured {m.get('date')} at commit {m.get('commit')}",
+        f"- {m.get('rounds')} interleaved rounds at nice {m.get('nice', 0)}; measured {m.get('date')} at commit {m.get('commit')}",
+        f"- load average when the run started: {m.get('loadavg', '?')} (a shared machine: other jobs were running)",
     ])
 
 

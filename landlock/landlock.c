@@ -164,6 +164,42 @@ static int plan_path(struct corral_ll_plan *plan, const char *field, const char 
 	return 0;
 }
 
+/* Is canonical |child| |parent| itself or beneath it? */
+static bool path_within(const char *child, const char *parent)
+{
+	size_t n = strlen(parent);
+
+	if (n == 1 && parent[0] == '/')
+		return true;
+	return strncmp(child, parent, n) == 0 && (child[n] == '\0' || child[n] == '/');
+}
+
+/*
+ * Landlock rules only ever add rights: a read-only path beneath the root
+ * or a read-write path would stay writable. Say so rather than promise a
+ * read-only directory the kernel will not enforce. (Defaults beneath a
+ * writable tree, e.g. with root "/", are subsumed, as the user asked.)
+ */
+static int check_not_beneath_writable(const struct corral_policy *p, const char *root_abs,
+				      const char *ro, struct corral_error *err)
+{
+	_cleanup_free_ char *ro_real = realpath(ro, NULL);
+
+	if (!ro_real)
+		return corral_err(err, errno == ENOENT ? CORRAL_E_NOT_FOUND : CORRAL_E_SETUP, errno,
+				  "fs.read_only: %s: %s", ro, strerror(errno));
+	for (size_t i = 0; i <= p->fs.read_write.n; i++) {
+		const char *w = i == 0 ? root_abs : p->fs.read_write.v[i - 1];
+		_cleanup_free_ char *w_real = realpath(w, NULL);
+
+		if (w_real && path_within(ro_real, w_real))
+			return corral_err(err, CORRAL_E_POLICY, EINVAL,
+					  "fs.read_only: %s lies within the read-write %s %s; Landlock only adds rights, so it would stay writable",
+					  ro, i == 0 ? "root" : "path", w);
+	}
+	return 0;
+}
+
 static const char *const default_devices[] = {
 	"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
 };
@@ -261,9 +297,12 @@ int corral_ll_plan_new(const struct corral_policy *p, const char *root_abs, stru
 		r = plan_path(plan, "fs.read_write", p->fs.read_write.v[i], LL_ALL, PATH_USER, err);
 	for (size_t i = 0; r == 0 && i < p->fs.read_only.n; i++) {
 		const char *path = p->fs.read_only.v[i];
+		bool dflt = path && corral_is_default_read_only(path);
 
 		r = plan_path(plan, "fs.read_only", path, LL_READ_EXEC,
-			      path && corral_is_default_read_only(path) ? PATH_OPTIONAL : PATH_USER, err);
+			      dflt ? PATH_OPTIONAL : PATH_USER, err);
+		if (r == 0 && !dflt)
+			r = check_not_beneath_writable(p, root_abs, path, err);
 	}
 	for (size_t i = 0; r == 0 && i < ARRAY_SIZE(default_devices); i++)
 		r = plan_path(plan, "device", default_devices[i], LL_DEV_RW, PATH_OPTIONAL, err);

@@ -111,6 +111,12 @@ struct corral_ll_net_port_attr {
 #define CORRAL_LL_RESTRICT_SELF_LOG_SUBDOMAINS_OFF (1U << 2) /* ABI 7 */
 #define CORRAL_LL_RESTRICT_SELF_TSYNC (1U << 3)              /* ABI 8: every thread of the process */
 
+/* The kernel's layouts: a wrong size here is an EINVAL or E2BIG at run time. */
+_Static_assert(sizeof(struct corral_ll_ruleset_attr) == 24, "landlock_ruleset_attr");
+_Static_assert(CORRAL_LL_ATTR_SIZE_V1 == 8 && CORRAL_LL_ATTR_SIZE_V4 == 16, "ruleset_attr prefixes");
+_Static_assert(sizeof(struct corral_ll_path_beneath_attr) == 12, "landlock_path_beneath_attr");
+_Static_assert(sizeof(struct corral_ll_net_port_attr) == 16, "landlock_net_port_attr");
+
 /* The newest ABI these definitions describe. */
 #define CORRAL_LL_ABI_MAX 9
 

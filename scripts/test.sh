@@ -32,6 +32,7 @@ asan=build-asan
 rm -rf "$build" "$asan"
 step "configure (-Werror)" meson setup "$build" --werror -Dtests=enabled
 step "build" ninja -C "$build"
+step "README example (scripts/demo.sh)" env CORRAL="$src/$build/corral" bash scripts/demo.sh
 step "all suites" meson test -C "$build" --print-errorlogs --num-processes 2
 if [ "$(id -u)" = 0 ]; then
   chmod -R a+rX "$build"

@@ -548,8 +548,22 @@ static int c_missing_paths(void)
 		EXPECT(r == -ENOENT && err.code == CORRAL_E_NOT_FOUND && strstr(err.message, "no-such-dir"),
 		       "missing read_write path: r=%d %s", r, err.message);
 	}
+	/* A read-only path inside the writable root cannot be made read-only. */
 	memset(&err, 0, sizeof(err));
 	p.fs.read_write.n = 0;
+	EXPECT_OK(mkdir(in_root("ro-sub"), 0700));
+	{
+		char *ro_in[] = { (char *)in_root("ro-sub"), NULL };
+
+		p.fs.read_only.v = ro_in;
+		p.fs.read_only.n = 1;
+		r = corral_ll_plan_new(&p, fx.root, &ps, &plan, &err);
+		EXPECT(r == -EINVAL && err.code == CORRAL_E_POLICY && strstr(err.message, "ro-sub") &&
+		       strstr(err.message, "stay writable"), "read_only inside the root: r=%d %s", r,
+		       err.message);
+		p.fs.read_only.n = 0;
+	}
+	memset(&err, 0, sizeof(err));
 	r = corral_ll_plan_new(&p, in_out("no-root"), &ps, &plan, &err);
 	EXPECT(r < 0 && err.code == CORRAL_E_NOT_FOUND && strstr(err.message, "no-root"),
 	       "missing root: r=%d %s", r, err.message);

@@ -7,7 +7,10 @@
  * broken filter would still do nothing) and must fail with the table's errno.
  */
 #include <fcntl.h>
+#include <linux/landlock.h>
 #include <linux/sched.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -15,6 +18,7 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/personality.h>
+#include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <termios.h>
@@ -174,14 +178,121 @@ static int check_ns_mount(void)
 	return bad;
 }
 
-/* process_vm_readv of our own memory: refused only when Landlock is absent. */
+/*
+ * process_vm_readv of our own memory, move_pages of our parent: refused only
+ * when Landlock is absent. move_pages of ourselves (pid 0) always works.
+ */
 static int check_vm_read(int expect)
 {
 	char src[8] = "corral", dst[8] = { 0 };
 	struct iovec l = { dst, sizeof(dst) }, rm = { src, sizeof(src) };
+	void *page = src;
+	int status = 0, bad;
 	long r = syscall(SYS_process_vm_readv, getpid(), &l, 1, &rm, 1, 0);
 
-	return sc_expect("process_vm_readv(self)", r, errno, expect);
+	bad = sc_expect("process_vm_readv(self)", r, errno, expect);
+	r = syscall(SYS_move_pages, 0, 1, &page, NULL, &status, 0);
+	bad |= sc_expect("move_pages(0 = self, query)", r, errno, 0);
+	if (expect) {
+		r = syscall(SYS_move_pages, getppid(), 1, &page, NULL, &status, 0);
+		bad |= sc_expect("move_pages(parent, query)", r, errno, expect);
+	}
+	return bad;
+}
+
+/*
+ * A host where seccomp() is refused (here by an outer filter answering
+ * ENOSYS, as a container runtime's might): nothing is compiled, every
+ * promise is dropped with a reason, and installing the empty program is a
+ * no-op. Refusing is the posture's job (compat strict).
+ */
+static int check_unavailable(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_seccomp, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog fp = { .len = ARRAY_SIZE(f), .filter = f };
+	struct corral_policy p = { .network = CORRAL_NET_NONE };
+	struct corral_posture ps = { 0 };
+	struct corral_error err = { 0 };
+	struct corral_bpf b = { 0 };
+	int r, bad = 0;
+
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fp, 0, 0) < 0) {
+		fprintf(stderr, "  outer filter: %m\n");
+		return 1;
+	}
+	if (corral_seccomp_available()) {
+		fprintf(stderr, "  corral_seccomp_available() is true with seccomp() refused\n");
+		bad = 1;
+	}
+	r = corral_seccomp_compile_abi(&p, 1, &ps, &b, &err);
+	if (r != 0 || b.len != 0 || b.filter) {
+		fprintf(stderr, "  compile: %d, len %u\n", r, b.len);
+		bad = 1;
+	}
+	if (ps.n != 5) {
+		fprintf(stderr, "  %zu promises, want 5\n", ps.n);
+		bad = 1;
+	}
+	for (size_t i = 0; i < ps.n; i++)
+		if (ps.items[i].state != CORRAL_PROMISE_DROPPED || !strstr(ps.items[i].why, "seccomp")) {
+			fprintf(stderr, "  %s: state %d, why \"%s\"\n", ps.items[i].id, ps.items[i].state,
+				ps.items[i].why);
+			bad = 1;
+		}
+	r = corral_seccomp_install(&b);
+	if (r != 0) {
+		fprintf(stderr, "  install of the empty program: %d\n", r);
+		bad = 1;
+	}
+	return bad;
+}
+
+/*
+ * The ptrace decision end to end: under a real Landlock domain and the
+ * filter built for it, a process traces its own child (gdb, strace) but
+ * not its parent, outside the domain. Without Landlock the filter refuses
+ * ptrace outright.
+ */
+static int check_ptrace(int abi)
+{
+	struct landlock_ruleset_attr attr = { .handled_access_fs = LANDLOCK_ACCESS_FS_MAKE_SOCK };
+	int bad = 0, st, fd;
+	pid_t child;
+	long r;
+
+	if (abi > 0) {
+		fd = syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
+		if (fd < 0 || syscall(SYS_landlock_restrict_self, fd, 0) < 0) {
+			fprintf(stderr, "  Landlock: %m\n");
+			return 1;
+		}
+		close(fd);
+	}
+	sc_child_enter(sc_filter(CORRAL_NET_NONE, abi));
+
+	child = fork();
+	if (child == 0) {
+		raise(SIGSTOP);
+		_exit(5);
+	}
+	waitpid(child, &st, WUNTRACED);
+	r = syscall(SYS_ptrace, PTRACE_SEIZE, child, 0, 0);
+	bad |= sc_expect("ptrace(SEIZE) of own child", r, errno, abi > 0 ? 0 : EPERM);
+	if (r == 0)
+		syscall(SYS_ptrace, PTRACE_DETACH, child, 0, 0);
+	kill(child, SIGKILL);
+	waitpid(child, &st, 0);
+
+	r = syscall(SYS_ptrace, PTRACE_SEIZE, getppid(), 0, 0);
+	bad |= sc_expect("ptrace(SEIZE) of the parent, outside", r, errno, EPERM);
+	if (r == 0)
+		syscall(SYS_ptrace, PTRACE_DETACH, getppid(), 0, 0);
+	return bad;
 }
 
 struct row_call {
@@ -227,6 +338,23 @@ static int fn_personality(const void *a) { return check_personality(); }
 static int fn_ns_mount(const void *a) { return check_ns_mount(); }
 static int fn_vm_read(const void *a) { return check_vm_read(*(const int *)a); }
 static int fn_row(const void *a) { return check_row(a); }
+static int fn_unavailable(const void *a) { return check_unavailable(); }
+
+static void run_ptrace(int abi)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid == 0) {
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+			_exit(90);
+		_exit(check_ptrace(abi));
+	}
+	st = sc_wait(pid);
+	sc_report(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s",
+		  abi ? "Landlock + filter: ptrace of own child works, of the parent EPERM (Landlock)" :
+			"no Landlock: the filter refuses ptrace, even of own child");
+}
 
 int main(void)
 {
@@ -240,8 +368,43 @@ int main(void)
 	run("ioctl: TCGETS and FIONREAD work; TIOCSTI, TIOCLINUX EPERM (also with high bits)", 1, fn_ioctl, NULL);
 	run("personality: query and PER_LINUX work; any other value EPERM", 1, fn_personality, NULL);
 	run("unshare, setns, mount EPERM; chdir works", 1, fn_ns_mount, NULL);
-	run("with Landlock: process_vm_readv(self) is Landlock's business (works)", 1, fn_vm_read, &works);
-	run("without Landlock: process_vm_readv(self) EPERM", 0, fn_vm_read, &eperm);
+	run("with Landlock: process_vm_readv(self) is Landlock's business (works); move_pages(self) works",
+	    1, fn_vm_read, &works);
+	run("without Landlock: process_vm_readv(self), move_pages(parent) EPERM; move_pages(self) works", 0,
+	    fn_vm_read, &eperm);
+	if (syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) >= 1)
+		run_ptrace(1);
+	else
+		printf("# Landlock unavailable: ptrace under Landlock not checked\n");
+	run_ptrace(0);
+	{
+		pid_t pid = fork();
+		int st;
+
+		if (pid == 0) {
+			if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+				_exit(90);
+			_exit(fn_unavailable(NULL));
+		}
+		st = sc_wait(pid);
+		sc_report(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+			  "seccomp() refused by an outer filter: not available, every promise dropped, empty program");
+	}
+
+	{
+		/* Newer than the table's review: looks absent (ENOSYS) whatever this kernel has. */
+		static const struct row_call newer[] = {
+			{ .name = "syscall newest+1", .nr = CORRAL_SC_NEWEST_NR + 1, .a = { -1, -1, -1, -1, -1, -1 },
+			  .expect = ENOSYS },
+			{ .name = "syscall 0x3fffffff", .nr = 0x3fffffff, .a = { -1, -1, -1, -1, -1, -1 },
+			  .expect = ENOSYS },
+		};
+
+		for (size_t i = 0; i < ARRAY_SIZE(newer); i++) {
+			snprintf(what, sizeof(what), "%s: ENOSYS (newer than the table's review)", newer[i].name);
+			run(what, 1, fn_row, &newer[i]);
+		}
+	}
 
 	/* Every unconditional row of the table, under both Landlock settings. */
 	for (int abi = 0; abi <= 1; abi++) {

@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# One table of cases run against both providers (parity): the local
+# provider with `corral run` defaults, the docker provider with
+# `--provider docker --image corral-test-busybox`. Every deny case has a
+# positive control in the same table. Skips (77) when no daemon answers,
+# unless CORRAL_MUST_WORK=1.
+set -uo pipefail
+CORRAL=${CORRAL:?CORRAL must name the built corral}
+SRC=${CORRAL_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+IMAGE=${CORRAL_TEST_IMAGE:-corral-test-busybox:latest}
+export CORRAL_TEST_IMAGE=$IMAGE
+
+skip() {
+	if [ "${CORRAL_MUST_WORK:-}" = 1 ]; then echo "FAIL (CORRAL_MUST_WORK=1 forbids skipping): $*" >&2; exit 1; fi
+	echo "SKIP: $*" >&2
+	exit 77
+}
+
+bash "$SRC/tests/docker/make-image.sh"
+rc=$?
+[ "$rc" = 77 ] && exit 77
+[ "$rc" = 0 ] || { echo "FAIL: make-image.sh exited $rc" >&2; exit 1; }
+
+work=$(mktemp -d /tmp/corral-parity.XXXXXX)
+listener=
+cleanup() {
+	[ -n "$listener" ] && kill "$listener" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+chmod 755 "$work"
+# As root, corral runs the command as the owner of the root directory (never uid 0).
+owner=$(id -u)
+if [ "$owner" = 0 ]; then owner=65534; fi
+
+# A TCP listener on the host: reachable by the host itself (positive
+# control), never from a sandbox whose network is "none".
+port=$((20000 + RANDOM % 20000))
+python3 -m http.server --bind 0.0.0.0 "$port" --directory "$work" >/dev/null 2>&1 &
+listener=$!
+hostip=$(ip -4 -o addr show scope global 2>/dev/null | awk '{split($4, a, "/"); print a[1]; exit}')
+for _ in $(seq 1 50); do
+	busybox nc -w 1 127.0.0.1 "$port" </dev/null 2>/dev/null && break
+	sleep 0.1
+done
+busybox nc -w 2 127.0.0.1 "$port" </dev/null || { echo "FAIL: host cannot reach its own listener" >&2; exit 1; }
+
+passed=0 failed=0 skipped_cols=()
+fail() { echo "FAIL [$prov] $name: $*" >&2; failed=$((failed + 1)); ok=0; }
+
+# t NAME EXPECTED_EXIT CORRAL_RUN_ARGS...   (EXPECTED "!0": any non-zero except 125)
+# Runs in a fresh root; check_NAME, when defined, inspects $out/$err/$root afterwards.
+t() {
+	name=$1 expect=$2
+	shift 2
+	root=$work/$prov-$name
+	mkdir -p "$root"
+	printf '#!/bin/sh\necho never\n' >"$root/noexec.sh"
+	chmod 644 "$root/noexec.sh"
+	[ "$(id -u)" = 0 ] && chown -R "$owner:$owner" "$root"
+	ok=1
+	start=$(date +%s%N)
+	out=$(cd "$root" && printf '%s' "${stdin:-}" | CORRAL_TEST_SECRET=s3cr3t-value CORRAL_TEST_PASS=passed-value \
+		timeout 120 "$CORRAL" run --root "$root" "${pargs[@]}" "$@" 2>"$work/err")
+	rc=$?
+	err=$(cat "$work/err")
+	ms=$(( ($(date +%s%N) - start) / 1000000 ))
+	case $expect in
+	'!0') { [ "$rc" != 0 ] && [ "$rc" != 125 ]; } || fail "exit $rc, want non-zero (stderr: $err)" ;;
+	*) [ "$rc" = "$expect" ] || fail "exit $rc, want $expect (stdout: ${out:0:300}; stderr: ${err:0:300})" ;;
+	esac
+	if declare -F "check_$name" >/dev/null; then "check_$name"; fi
+	if [ "$ok" = 1 ]; then passed=$((passed + 1)); echo "ok   [$prov] $name (${ms} ms)"; fi
+	stdin=
+}
+
+check_write_root() {
+	[ "$out" = data ] || fail "stdout '$out'"
+	[ "$(cat "$root/f1" 2>/dev/null)" = data ] || fail "f1 not written on the host"
+	[ "$(stat -c %u "$root/f1" 2>/dev/null)" = "$owner" ] || fail "f1 owned by $(stat -c %u "$root/f1" 2>/dev/null), want $owner"
+}
+check_write_outside() {
+	[ ! -e /etc/corral-escape-probe ] || { rm -f /etc/corral-escape-probe; fail "wrote /etc/corral-escape-probe on the host"; }
+}
+check_deadline() {
+	[ "$ms" -lt 15000 ] || fail "took $ms ms"
+	if pgrep -f 'sleep 31.5' >/dev/null; then fail "the command outlived the deadline"; pkill -f 'sleep 31.5'; fi
+	if [ "$prov" = docker ]; then
+		left=$(docker ps -aq --filter name=corral-)
+		[ -z "$left" ] || fail "containers left: $left"
+	fi
+}
+check_deadline_early() { check_deadline; }
+check_env_scrubbed() {
+	case $out in *s3cr3t*) fail "the secret leaked in: $out" ;; esac
+	grep -q '^PATH=' <<<"$out" || fail "no PATH inside"
+	grep -q '^HOME=' <<<"$out" || fail "no HOME inside"
+}
+check_env_pass() { [ "$out" = passed-value ] || fail "stdout '$out'"; }
+check_stdin() { [ "$out" = hello ] || fail "stdout '$out'"; }
+check_notfound() { :; }
+check_mem_limit() {
+	# local: RLIMIT_AS (ulimit -v, KiB) and/or a memory cgroup; docker: the container's memory cgroup
+	read -r v cg <<<"$out"
+	[ "$v" = 65536 ] || [ "$cg" = 67108864 ] || fail "no 64M limit visible: ulimit -v '$v', cgroup '$cg'"
+	[ "$prov" = docker ] && { [ "$cg" = 67108864 ] || fail "memory cgroup '$cg', want 67108864"; }
+}
+check_pids_limit() {
+	read -r u cg <<<"$out"
+	# local as root: a per-run pids cgroup, unreadable under Landlock (fork_bounded proves it)
+	[ "$u" = 40 ] || [ "$cg" = 40 ] || { [ "$prov" = local ] && [ "$(id -u)" = 0 ]; } ||
+		fail "no process limit of 40 visible: ulimit -u '$u', pids.max '$cg'"
+	[ "$prov" = docker ] && { [ "$cg" = 40 ] || fail "pids.max '$cg', want 40"; }
+}
+check_fork_bounded() { grep -qi fork <<<"$err$out" || fail "no fork failure reported: ${err:0:200}"; }
+check_fork_ok() { grep -qi "can.t fork\|cannot fork" <<<"$err$out" && fail "fork failed under the default limit: ${err:0:200}"; }
+check_json() {
+	echo "$out" >"$work/json-$prov"
+	python3 - "$work/json-$prov" "$prov" <<-'EOF' || fail "json: $out"
+	import json, sys
+	r = json.load(open(sys.argv[1]))
+	assert r["provider"] == sys.argv[2], r
+	assert r["exit_status"] == 3 and r["signal"] is None and r["timed_out"] is False, r
+	assert r["stdout"] == "out\n" and r["stderr"] == "err\n", r
+	EOF
+}
+check_json_signal() {
+	python3 -c 'import json,sys; r=json.loads(sys.argv[1]); assert r["exit_status"] is None and r["signal"] == 9, r' "$out" ||
+		fail "json: $out"
+}
+check_json_cap() {
+	python3 -c 'import json,sys; r=json.loads(sys.argv[1]); assert r["stdout"] == "a"*10 and r["stdout_truncated"] is True, r' "$out" ||
+		fail "json: $out"
+}
+
+memcmd='printf "%s %s\n" "$(ulimit -v)" "$(cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null)"'
+pidscmd='printf "%s %s\n" "$(ulimit -u 2>/dev/null || ulimit -p)" "$(cat /sys/fs/cgroup/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids/pids.max 2>/dev/null)"'
+bigcmd='x=$(head -c 100000000 /dev/zero | tr "\0" a); echo ${#x}'
+forkcmd='i=0; while [ $i -lt 60 ]; do sleep 2 & i=$((i+1)); done; wait'
+
+table() {
+	t write_root 0 -c 'echo data > f1 && cat f1'
+	t write_outside 1 -c 'touch /etc/corral-escape-probe'
+	t net_none_loopback 7 -c "busybox nc -w 2 127.0.0.1 $port </dev/null || exit 7"
+	[ -n "$hostip" ] && t net_none_hostip 7 -c "busybox nc -w 2 $hostip $port </dev/null || exit 7"
+	t net_host 0 --net host -c "busybox nc -w 5 127.0.0.1 $port </dev/null"
+	t deadline 124 --timeout 1 -- sleep 31.5
+	# a deadline before the container even exists: its create may still be in flight
+	t deadline_early 124 --timeout 0.1 -- sleep 31.5
+	t exit0 0 -- true
+	t exit3 3 -c 'exit 3'
+	t kill9 137 -c 'kill -9 $$'
+	t term 143 -c 'kill -TERM $$'
+	t notfound 127 -- corral-no-such-command
+	t noexec 126 -- ./noexec.sh
+	t env_scrubbed 0 -- env
+	t env_pass 0 --env CORRAL_TEST_PASS -c 'echo "$CORRAL_TEST_PASS"'
+	stdin=$'hello\n' t stdin 0 -- cat
+	t mem_limit 0 --memory 64M -c "$memcmd"
+	t mem_exceeded '!0' --memory 64M -c "$bigcmd"
+	t mem_ok 0 --memory 1G -c "$bigcmd"
+	t pids_limit 0 --procs 40 -c "$pidscmd"
+	t fork_bounded '!0' --procs 40 -c "$forkcmd; exit 1"
+	t fork_ok 0 --procs 256 -c "$forkcmd"
+	t json 0 --json -c 'echo out; echo err >&2; exit 3'
+	t json_signal 0 --json -c 'kill -9 $$'
+	t json_cap 0 --json --max-output 10 -c 'head -c 100 /dev/zero | tr "\0" a'
+}
+
+for prov in local docker; do
+	if [ "$prov" = local ]; then pargs=(); else pargs=(--provider docker --image "$IMAGE"); fi
+	probe=$(cd "$work" && "$CORRAL" run --root "$work" "${pargs[@]}" -- true 2>&1)
+	if [ $? = 125 ] && grep -q 'not implemented' <<<"$probe"; then
+		echo "SKIP [$prov] column: $probe" >&2
+		skipped_cols+=("$prov")
+		continue
+	fi
+	table
+done
+
+# Docker-only rows: what has no local counterpart.
+if [[ " ${skipped_cols[*]} " != *" docker "* ]]; then
+	prov=docker
+	pargs=(--provider docker --image corral-no-such-image:never)
+	t unknown_image 125 -- true
+	grep -q "image 'corral-no-such-image:never' is not present locally" <<<"$err" || fail "stderr: $err"
+	t unknown_image_json 125 --json -- true
+	python3 -c 'import json,sys; e=json.loads(sys.argv[1])["error"]; assert e["code"] == "not_found" and "not present locally" in e["message"], e' "$out" ||
+		fail "json error: $out"
+	pargs=(--provider docker --image "$IMAGE")
+	t docker_socket_refused 125 --ro /var/run -- true
+	grep -q 'daemon socket' <<<"$err" || fail "stderr: $err"
+	# json shape: identical keys, only "provider" (and the numbers) differ
+	if [ -f "$work/json-local" ] && [ -f "$work/json-docker" ]; then
+		python3 - "$work/json-local" "$work/json-docker" <<-'EOF' || { prov=both name=json_shape; fail "key sets differ"; }
+		import json, sys
+		a, b = (json.load(open(f)) for f in sys.argv[1:])
+		assert list(a) == list(b), (list(a), list(b))
+		assert {k: type(v).__name__ for k, v in a.items()} == {k: type(v).__name__ for k, v in b.items()}
+		EOF
+	fi
+	left=$(docker ps -aq --filter label=io.corral.run)
+	[ -z "$left" ] || { prov=docker name=no_leftovers; fail "containers left: $left"; docker rm -f $left >/dev/null; }
+fi
+
+echo "$passed passed, $failed failed${skipped_cols:+, skipped columns: ${skipped_cols[*]}}"
+if [ ${#skipped_cols[@]} = 2 ]; then skip "neither provider can run yet"; fi
+if [[ " ${skipped_cols[*]} " == *" docker "* ]]; then
+	[ "$failed" = 0 ] && [ "${CORRAL_MUST_WORK:-}" != 1 ] && exit 77
+	exit 1
+fi
+[ "$failed" = 0 ]

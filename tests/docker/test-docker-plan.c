@@ -1,0 +1,407 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The docker provider's pure half: policy -> `docker run` argv and client
+ * environment, the refusals, and the mapping of the client's exit status.
+ * No daemon needed.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "policy/policy.h"
+#include "supervisor/docker.h"
+
+static char tmpdir[] = "/tmp/corral-docker-plan.XXXXXX";
+
+static char *pass_v[] = { "LANG", "SECRET_TOKEN", "NOT_SET_ANYWHERE", NULL };
+static struct corral_kv set_v[] = { { "PATH", "/usr/bin:/bin" }, { "LANG", "C.UTF-8" } };
+
+static void base_policy(struct corral_policy *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->provider = CORRAL_PROVIDER_DOCKER;
+	p->timeout = 30;
+	p->network = CORRAL_NET_NONE;
+	p->limits.memory = 1ull << 30;
+	p->limits.cpu = 60;
+	p->limits.processes = 256;
+	p->limits.file_size = 1ull << 30;
+	p->limits.open_files = 1024;
+	p->limits.output = 1 << 20;
+	p->env.pass.v = pass_v;
+	p->env.pass.n = 3;
+	p->env.set = set_v;
+	p->env.n_set = 2;
+	p->docker.image = "corral-test-busybox";
+	p->docker.memory = 512ull << 20;
+	p->docker.cpus = 1.0;
+	p->docker.pids = 128;
+}
+
+static char *host_env[] = {
+	"PATH=/usr/sbin:/usr/bin", "HOME=/root", "LANG=en_US.UTF-8", "SECRET_TOKEN=hunter2",
+	"DOCKER_HOST=unix:///var/run/docker.sock", "AWS_SECRET=leak", NULL,
+};
+
+static struct corral_docker_host host = {
+	.uid = 1000, .gid = 1001, .environ = host_env, .client = "/usr/bin/docker", .sock = NULL,
+};
+
+static char *joined(char **v)
+{
+	size_t n = 1;
+	char *s, *w;
+
+	for (char **i = v; *i; i++)
+		n += strlen(*i) + 3;
+	s = w = malloc(n);
+	assert_non_null(s);
+	*w = 0;
+	for (char **i = v; *i; i++)
+		w += sprintf(w, "%s|", *i);
+	return s;
+}
+
+static char *plan_argv(const struct corral_policy *p, const struct corral_exec_opts *o)
+{
+	struct corral_docker *d = NULL;
+	struct corral_error err = {};
+	char **argv = NULL, *s;
+
+	assert_int_equal(corral_docker_plan(p, tmpdir, &host, &d, &err), 0);
+	assert_int_equal(corral_docker_argv(d, o, "corral-0123", &argv, &err), 0);
+	s = joined(argv);
+	corral_docker_strv_free(argv);
+	corral_docker_free(d);
+	return s;
+}
+
+static void test_argv_defaults(void **state)
+{
+	struct corral_policy p;
+	char *s, mnt[256];
+
+	base_policy(&p);
+	s = plan_argv(&p, &CORRAL_EXEC_OPTS(.argv = (const char *const[]){ "id", "-u", NULL }, .capture = true));
+	snprintf(mnt, sizeof(mnt), "|--mount|type=bind,src=%s,dst=/workspace|", tmpdir);
+	static const char *const want[] = {
+		"/usr/bin/docker|run|--rm|--name|corral-0123|--pull|never|",
+		"|--init|", "|--log-driver|none|", "|--network|none|", "|--user|1000:1001|",
+		"|--cap-drop|ALL|", "|--security-opt|no-new-privileges|", "|--read-only|",
+		"|--tmpfs|/tmp:rw,exec,nosuid,nodev,size=536870912,mode=1777|", "|-w|/workspace|",
+		"|--memory|536870912|--memory-swap|536870912|", "|--cpus|1|", "|--pids-limit|128|",
+		"|--ulimit|cpu=60:61|", "|--ulimit|fsize=1073741824:1073741824|", "|--ulimit|nofile=1024:1024|",
+		"|-e|HOME=/workspace|", "|-e|TMPDIR=/tmp|", "|-e|PATH=/usr/bin:/bin|", "|-e|SECRET_TOKEN|",
+		"|-e|LANG|", "|corral-test-busybox|id|-u|",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
+		if (!strstr(s, want[i]))
+			fail_msg("missing %s in %s", want[i], s);
+	assert_non_null(strstr(s, mnt));
+	/* no stdin given in capture mode: no -i; nothing passed that the policy did not list */
+	assert_null(strstr(s, "|-i|"));
+	assert_null(strstr(s, "AWS_SECRET"));
+	assert_null(strstr(s, "NOT_SET_ANYWHERE"));
+	assert_null(strstr(s, "hunter2"));
+	assert_null(strstr(s, "docker.sock"));
+	/* LANG appears once: env.set wins over env.pass */
+	assert_null(strstr(strstr(s, "|LANG|") + 1, "|LANG|"));
+	assert_null(strstr(s, "LANG="));
+	free(s);
+}
+
+static void test_client_env(void **state)
+{
+	struct corral_policy p;
+	struct corral_docker *d = NULL;
+	struct corral_error err = {};
+	char *s;
+
+	base_policy(&p);
+	assert_int_equal(corral_docker_plan(&p, tmpdir, &host, &d, &err), 0);
+	s = joined((char **)corral_docker_client_env(d));
+	/* the client keeps its own PATH/HOME/DOCKER_HOST; values of by-name variables ride here */
+	assert_non_null(strstr(s, "PATH=/usr/sbin:/usr/bin|"));
+	assert_non_null(strstr(s, "HOME=/root|"));
+	assert_non_null(strstr(s, "DOCKER_HOST=unix:///var/run/docker.sock|"));
+	assert_non_null(strstr(s, "SECRET_TOKEN=hunter2|"));
+	assert_non_null(strstr(s, "LANG=C.UTF-8|"));
+	assert_non_null(strstr(s, "DOCKER_CLI_HINTS=false|"));
+	assert_null(strstr(s, "AWS_SECRET"));
+	free(s);
+	corral_docker_free(d);
+}
+
+static void test_argv_variants(void **state)
+{
+	static const struct {
+		int network;
+		const char *shell;
+		bool capture, stdin_given, passthrough, pull;
+		uint64_t limits_memory, procs;
+		const char *want, *not_want;
+	} cases[] = {
+		{ CORRAL_NET_LOOPBACK, "echo hi", true, false, false, false, 1ull << 30, 256,
+		  "|--network|none|", "|-i|" },
+		{ CORRAL_NET_HOST, "echo hi", true, false, false, false, 1ull << 30, 256, "|--network|host|", NULL },
+		{ CORRAL_NET_NONE, "echo hi", true, false, false, false, 1ull << 30, 256,
+		  "|corral-test-busybox|/bin/sh|-c|echo hi|", NULL },
+		{ CORRAL_NET_NONE, "cat", true, true, false, false, 1ull << 30, 256, "|--name|corral-0123|-i|", NULL },
+		{ CORRAL_NET_NONE, "cat", false, false, true, false, 1ull << 30, 256, "|--name|corral-0123|-i|", NULL },
+		{ CORRAL_NET_NONE, "cat", false, false, false, true, 1ull << 30, 256, "|--pull|missing|", "|-i|" },
+		/* the tighter of limits.memory and docker.memory; of limits.processes and docker.pids */
+		{ CORRAL_NET_NONE, "x", true, false, false, false, 100ull << 20, 64,
+		  "|--memory|104857600|--memory-swap|104857600|", "|--pids-limit|128|" },
+		{ CORRAL_NET_NONE, "x", true, false, false, false, 100ull << 20, 64, "|--pids-limit|64|", NULL },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct corral_policy p;
+		char *s;
+
+		base_policy(&p);
+		p.network = cases[i].network;
+		p.docker.pull = cases[i].pull;
+		p.limits.memory = cases[i].limits_memory;
+		p.limits.processes = cases[i].procs;
+		s = plan_argv(&p, &CORRAL_EXEC_OPTS(.shell = cases[i].shell, .capture = cases[i].capture,
+						     .stdin_data = cases[i].stdin_given ? "x" : NULL,
+						     .stdin_len = cases[i].stdin_given,
+						     .stdin_passthrough = cases[i].passthrough));
+		if (!strstr(s, cases[i].want))
+			fail_msg("case %zu: missing %s in %s", i, cases[i].want, s);
+		if (cases[i].not_want && strstr(s, cases[i].not_want))
+			fail_msg("case %zu: unexpected %s in %s", i, cases[i].not_want, s);
+		free(s);
+	}
+}
+
+static void test_extra_paths(void **state)
+{
+	char rw[300], ro[300], odd[300], *s, want[700];
+	char *rwv[] = { rw, NULL }, *rov[] = { "/usr", "/etc", ro, odd, NULL };
+	struct corral_policy p;
+
+	snprintf(rw, sizeof(rw), "%s/rw", tmpdir);
+	snprintf(ro, sizeof(ro), "%s/ro", tmpdir);
+	snprintf(odd, sizeof(odd), "%s/a,\"b", tmpdir);
+	assert_int_equal(mkdir(rw, 0755), 0);
+	assert_int_equal(mkdir(ro, 0755), 0);
+	assert_int_equal(mkdir(odd, 0755), 0);
+	base_policy(&p);
+	p.fs.read_write.v = rwv;
+	p.fs.read_write.n = 1;
+	p.fs.read_only.v = rov;
+	p.fs.read_only.n = 4;
+	s = plan_argv(&p, &CORRAL_EXEC_OPTS(.shell = "true", .capture = true));
+	snprintf(want, sizeof(want), "|--mount|type=bind,src=%s,dst=%s|", rw, rw);
+	assert_non_null(strstr(s, want));
+	snprintf(want, sizeof(want), "|--mount|type=bind,src=%s,dst=%s,readonly|", ro, ro);
+	assert_non_null(strstr(s, want));
+	/* CSV quoting: a comma or quote in a path cannot inject mount options */
+	snprintf(want, sizeof(want), "|--mount|type=bind,\"src=%s/a,\"\"b\",\"dst=%s/a,\"\"b\",readonly|", tmpdir,
+		 tmpdir);
+	if (!strstr(s, want))
+		fail_msg("missing %s in %s", want, s);
+	/* the default system list is the image's own business */
+	assert_null(strstr(s, "src=/usr"));
+	assert_null(strstr(s, "src=/etc"));
+	free(s);
+	rmdir(rw);
+	rmdir(ro);
+	rmdir(odd);
+}
+
+static void test_refusals(void **state)
+{
+	char sockdir[300], sockpath[400], missing[300];
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	snprintf(sockdir, sizeof(sockdir), "%s/run", tmpdir);
+	snprintf(sockpath, sizeof(sockpath), "%s/docker.sock", sockdir);
+	snprintf(missing, sizeof(missing), "%s/missing", tmpdir);
+	assert_int_equal(mkdir(sockdir, 0755), 0);
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_true(strlen(sockpath) < sizeof(sa.sun_path));
+	memcpy(sa.sun_path, sockpath, strlen(sockpath) + 1);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+
+	static char *v_root[] = { "/", NULL }, *v_run[] = { "/run", NULL }, *v_varrun[] = { "/var/run", NULL },
+		    *v_sock[] = { "/var/run/docker.sock", NULL }, *v_rel[] = { "relative", NULL };
+	char *v_sockdir[] = { sockdir, NULL }, *v_missing[] = { missing, NULL };
+	const struct {
+		const char *image;
+		char **rw, **ro;
+		const char *sock;
+		double cpus;
+		uint64_t dmem;
+		int code;
+		const char *msg;
+	} cases[] = {
+		{ NULL, NULL, NULL, NULL, 1, 0, CORRAL_E_POLICY, "docker.image: no image given" },
+		{ "", NULL, NULL, NULL, 1, 0, CORRAL_E_POLICY, "docker.image: no image given" },
+		{ "--privileged", NULL, NULL, NULL, 1, 0, CORRAL_E_POLICY, "not an image reference" },
+		{ "a b", NULL, NULL, NULL, 1, 0, CORRAL_E_POLICY, "not an image reference" },
+		{ "img", v_root, NULL, NULL, 1, 0, CORRAL_E_POLICY, "fs.read_write: / is or contains the container daemon socket" },
+		{ "img", v_run, NULL, NULL, 1, 0, CORRAL_E_POLICY, "fs.read_write: /run is or contains the container daemon socket" },
+		{ "img", NULL, v_varrun, NULL, 1, 0, CORRAL_E_POLICY, "fs.read_only: /var/run is or contains" },
+		{ "img", NULL, v_sock, NULL, 1, 0, CORRAL_E_POLICY, "daemon socket" },
+		{ "img", v_sockdir, NULL, sockpath, 1, 0, CORRAL_E_POLICY, "is or contains the container daemon socket" },
+		{ "img", NULL, v_missing, NULL, 1, 0, CORRAL_E_NOT_FOUND, "fs.read_only: " },
+		{ "img", NULL, v_rel, NULL, 1, 0, CORRAL_E_POLICY, "needs an absolute path" },
+		{ "img", NULL, NULL, "/nonexistent.sock", 100000, 0, CORRAL_E_POLICY, "docker.cpus: 100000 exceeds" },
+		{ "img", NULL, NULL, NULL, 1, 1 << 20, CORRAL_E_POLICY, "docker.memory: docker needs at least 6M" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct corral_policy p;
+		struct corral_docker *d = NULL;
+		struct corral_error err = {};
+		struct corral_docker_host h = host;
+
+		base_policy(&p);
+		p.docker.image = (char *)cases[i].image;
+		p.docker.cpus = cases[i].cpus;
+		if (cases[i].dmem) {
+			p.docker.memory = cases[i].dmem;
+			p.limits.memory = cases[i].dmem;
+		}
+		if (cases[i].rw) {
+			p.fs.read_write.v = cases[i].rw;
+			p.fs.read_write.n = 1;
+		}
+		if (cases[i].ro) {
+			p.fs.read_only.v = cases[i].ro;
+			p.fs.read_only.n = 1;
+		}
+		h.sock = cases[i].sock;
+		assert_true(corral_docker_plan(&p, tmpdir, &h, &d, &err) < 0);
+		assert_null(d);
+		if (err.code != cases[i].code || !strstr(err.message, cases[i].msg))
+			fail_msg("case %zu: got code %d '%s', want %d '%s'", i, err.code, err.message, cases[i].code,
+				 cases[i].msg);
+	}
+	close(fd);
+	unlink(sockpath);
+	rmdir(sockdir);
+}
+
+static void test_map_result(void **state)
+{
+	static const struct {
+		int status;
+		const char *err_text;
+		bool captured;
+		int rc;
+		bool want_exited;
+		int want_status, want_signal, want_errno;
+		const char *want_stderr;
+	} cases[] = {
+		{ 0, "", true, 0, true, 0, 0, 0, "" },
+		{ 3, "oops\n", true, 0, true, 3, 0, 0, "oops\n" },
+		{ 137, "", true, 0, false, 0, 9, 0, "" },
+		{ 143, "", false, 0, false, 0, 15, 0, "" },
+		{ 125, "x\ndocker: Error response from daemon: boom.\n\nRun 'docker run --help'\n", true, -EIO, false, 0,
+		  0, 0, NULL },
+		/* without capture docker's 125 cannot be told from the command's: the exit code is the same */
+		{ 125, NULL, false, 0, true, 125, 0, 0, NULL },
+		/* the command's own 125/127 stay the command's */
+		{ 125, "mine\n", true, 0, true, 125, 0, 0, "mine\n" },
+		{ 127, "sh: nope: not found\n", true, 0, true, 127, 0, 0, "sh: nope: not found\n" },
+		{ 127, "[FATAL tini (7)] exec nope failed: No such file or directory\n", true, 0, true, 127, 0, ENOENT,
+		  "corral: nope: command not found\n" },
+		{ 126, "a\n[FATAL tini (7)] exec nope failed: Permission denied\nb", true, 0, true, 126, 0, EACCES,
+		  "a\ncorral: nope: Permission denied\nb" },
+		{ 127, "docker: Error response from daemon: exec: \"nope\": not found\n", true, 0, true, 127, 0,
+		  ENOENT, "corral: nope: command not found\n" },
+		{ 127, "[FATAL tini (7)] something else\n", true, 0, true, 127, 0, 0, "[FATAL tini (7)] something else\n" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct corral_result res = { .exited = true, .exit_status = cases[i].status };
+		struct corral_error err = {};
+		int rc;
+
+		if (cases[i].err_text) {
+			res.stderr_buf = strdup(cases[i].err_text);
+			res.stderr_len = strlen(cases[i].err_text);
+		}
+		rc = corral_docker_map_result(&res, cases[i].captured, "nope", &err);
+		assert_int_equal(rc, cases[i].rc);
+		if (rc < 0) {
+			assert_int_equal(err.code, CORRAL_E_PROVIDER);
+			assert_non_null(strstr(err.message, "docker run failed: Error response from daemon: boom."));
+		} else {
+			if (res.exited != cases[i].want_exited || res.exit_status != cases[i].want_status ||
+			    res.signal != cases[i].want_signal || res.exec_errno != cases[i].want_errno)
+				fail_msg("case %zu: exited %d status %d signal %d errno %d", i, res.exited,
+					 res.exit_status, res.signal, res.exec_errno);
+			assert_string_equal(res.provider, "docker");
+			if (cases[i].want_stderr) {
+				assert_string_equal(res.stderr_buf, cases[i].want_stderr);
+				assert_int_equal(res.stderr_len, strlen(cases[i].want_stderr));
+			}
+		}
+		free(res.stderr_buf);
+	}
+}
+
+static void test_identity(void **state)
+{
+	struct corral_policy p;
+	struct corral_error err = {};
+	uid_t uid;
+	gid_t gid;
+
+	base_policy(&p);
+	p.user = "1234:99";
+	assert_int_equal(corral_docker_identity(&p, tmpdir, &uid, &gid, &err), 0);
+	assert_int_equal(uid, 1234);
+	assert_int_equal(gid, 99);
+	p.user = "root";
+	assert_int_equal(corral_docker_identity(&p, tmpdir, &uid, &gid, &err), 0);
+	assert_int_equal(uid, 0);
+	assert_int_equal(gid, 0);
+	p.user = "no-such-user-corral";
+	assert_true(corral_docker_identity(&p, tmpdir, &uid, &gid, &err) < 0);
+	assert_non_null(strstr(err.message, "user: no such user"));
+	p.user = NULL;
+	assert_int_equal(corral_docker_identity(&p, tmpdir, &uid, &gid, &err), getuid() == 0 ? -EACCES : 0);
+	if (getuid() != 0) {
+		assert_int_equal(uid, getuid());
+		assert_int_equal(gid, getgid());
+	} else {
+		/* root-owned root: nobody, who cannot write a 0700 directory -> refused with advice */
+		assert_non_null(strstr(err.message, "--user"));
+		assert_int_equal(chown(tmpdir, 4321, 4322), 0);
+		assert_int_equal(corral_docker_identity(&p, tmpdir, &uid, &gid, &err), 0);
+		assert_int_equal(uid, 4321);
+		assert_int_equal(gid, 4322);
+		assert_int_equal(chown(tmpdir, 0, 0), 0);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_argv_defaults), cmocka_unit_test(test_client_env),
+		cmocka_unit_test(test_argv_variants), cmocka_unit_test(test_extra_paths),
+		cmocka_unit_test(test_refusals),      cmocka_unit_test(test_map_result),
+		cmocka_unit_test(test_identity),
+	};
+	int r;
+
+	if (!mkdtemp(tmpdir))
+		return 1;
+	r = cmocka_run_group_tests(tests, NULL, NULL);
+	rmdir(tmpdir);
+	return r;
+}

@@ -7,6 +7,7 @@
  */
 #include <linux/seccomp.h>
 #include <seccomp.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -141,8 +142,43 @@ static int add_rule(scmp_filter_ctx ctx, const struct corral_sc_rule *r, int nr)
 	return -EINVAL;
 }
 
+/*
+ * Where syscall numbers from 424 on are the same as everywhere (the
+ * generic table): there the "newer than reviewed" cut-off is meaningful.
+ */
+#if defined(__x86_64__) || defined(__aarch64__) || (defined(__riscv) && __riscv_xlen == 64)
+#define HAVE_NEWEST_CUTOFF 1
+#else
+#define HAVE_NEWEST_CUTOFF 0
+#endif
+
+/*
+ * Instructions run before libseccomp's program: on the native arch, a
+ * number above CORRAL_SC_NEWEST_NR answers ENOSYS. libseccomp cannot say
+ * "every number above N", and its program starts with its own arch check,
+ * so a prefix whose jumps all land on that first instruction (or return)
+ * composes with it untouched. Numbers with bit 0x40000000 (x32) and -1 go
+ * on to libseccomp, which kills the former and allows the latter. Only
+ * constant-emulatable instructions: the kernel's allow cache still works.
+ */
+#define PREFIX_LEN 6
+static void newest_prefix(struct sock_filter *p, uint32_t native_arch)
+{
+	const struct sock_filter prefix[PREFIX_LEN] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, native_arch, 0, PREFIX_LEN - 2),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, PREFIX_LEN - 4, 0),
+		BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, CORRAL_SC_NEWEST_NR, 0, PREFIX_LEN - 5),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA)),
+	};
+
+	memcpy(p, prefix, sizeof(prefix));
+}
+
 static int export_bpf(scmp_filter_ctx ctx, struct corral_bpf *out, struct corral_error *err)
 {
+	size_t pre = HAVE_NEWEST_CUTOFF ? PREFIX_LEN : 0;
 	_cleanup_close_ int fd = -1;
 	_cleanup_free_ struct sock_filter *insns = NULL;
 	struct stat st;
@@ -163,14 +199,17 @@ static int export_bpf(scmp_filter_ctx ctx, struct corral_bpf *out, struct corral
 		return corral_err(err, CORRAL_E_INTERNAL, EINVAL,
 				  "seccomp: exported BPF has a bad size (%lld bytes)", (long long)st.st_size);
 	n = st.st_size / sizeof(struct sock_filter);
-	if (n > BPF_MAXINSNS)
+	if (n + pre > BPF_MAXINSNS)
 		return corral_err(err, CORRAL_E_INTERNAL, E2BIG,
-				  "seccomp: filter has %zu instructions, the kernel takes %d", n, BPF_MAXINSNS);
-	insns = calloc(n, sizeof(*insns));
+				  "seccomp: filter has %zu instructions, the kernel takes %d", n + pre,
+				  BPF_MAXINSNS);
+	insns = calloc(n + pre, sizeof(*insns));
 	if (!insns)
 		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "seccomp: out of memory");
+	if (pre)
+		newest_prefix(insns, seccomp_arch_native());
 	while (got < n * sizeof(*insns)) {
-		ssize_t k = pread(fd, (char *)insns + got, n * sizeof(*insns) - got, got);
+		ssize_t k = pread(fd, (char *)(insns + pre) + got, n * sizeof(*insns) - got, got);
 
 		if (k < 0 && errno == EINTR)
 			continue;
@@ -181,7 +220,7 @@ static int export_bpf(scmp_filter_ctx ctx, struct corral_bpf *out, struct corral
 		got += k;
 	}
 	out->filter = TAKE_PTR(insns);
-	out->len = (unsigned short)n;
+	out->len = (unsigned short)(n + pre);
 	return 0;
 }
 

@@ -226,15 +226,25 @@ static void check_filter(const struct corral_bpf *b, int net, int abi, const cha
 		}
 	}
 
-	/* Every other syscall is allowed, whatever its arguments. */
+	/* Every other syscall up to the newest reviewed is allowed, whatever its arguments. */
 	for (int nr = 0; nr < 1024; nr++) {
 		if (denied_nr[nr])
 			continue;
 		for (int j = 0; j < 6; j++)
 			a[j] = rnd();
-		CHECK(decide(b, AUDIT_ARCH_X86_64, nr, a) == SC_ALLOW, "%s: nr %d not allowed", tag, nr);
+		want = nr <= CORRAL_SC_NEWEST_NR ? SC_ALLOW : SC_ERRNO(ENOSYS);
+		CHECK(decide(b, AUDIT_ARCH_X86_64, nr, a) == want, "%s: nr %d -> want %#x", tag, nr, want);
 	}
+	/* Numbers newer than the review look absent, up to the x32 bit. */
+	for (unsigned k = 0; k < 4096; k++) {
+		uint32_t nr = CORRAL_SC_NEWEST_NR + 1 + (uint32_t)(rnd() % (0x40000000 - CORRAL_SC_NEWEST_NR - 1));
+
+		CHECK(decide(b, AUDIT_ARCH_X86_64, (int)nr, NULL) == SC_ERRNO(ENOSYS), "%s: nr %#x", tag, nr);
+	}
+	CHECK(decide(b, AUDIT_ARCH_X86_64, 0x3fffffff, NULL) == SC_ERRNO(ENOSYS), "%s: nr 0x3fffffff", tag);
 	CHECK(decide(b, AUDIT_ARCH_X86_64, -1, NULL) == SC_ALLOW, "%s: nr -1 (skipped syscall)", tag);
+	CHECK(decide(b, AUDIT_ARCH_X86_64, -2, NULL) == SC_KILL, "%s: nr -2", tag);
+	CHECK(decide(b, AUDIT_ARCH_I386, CORRAL_SC_NEWEST_NR + 1, NULL) == SC_KILL, "%s: i386 new nr", tag);
 
 	for (unsigned i = 0; i < N_PICKS; i++) {
 		uint64_t v = pick(i);

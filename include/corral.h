@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #ifdef __cplusplus
@@ -172,6 +173,14 @@ struct corral_exec_opts {
 	bool stdin_passthrough;    /* non-capture mode: inherit corral's stdin (default true in CLI) */
 	size_t max_output;         /* per-stream cap; 0: the policy's limits.output */
 	double timeout;            /* seconds; 0: the policy's timeout */
+	/*
+	 * With |has_cancel_fd|: the run is cancelled once |cancel_fd| becomes
+	 * readable (e.g. a self-pipe a signal handler writes to): the whole
+	 * tree is killed and reaped as at the deadline, and the result says
+	 * signal 9 with timed_out false. Not read, not closed by corral.
+	 */
+	bool has_cancel_fd;
+	int cancel_fd;
 };
 #define CORRAL_EXEC_OPTS(...) \
 	((struct corral_exec_opts){ .sz = sizeof(struct corral_exec_opts), __VA_ARGS__ })
@@ -219,6 +228,13 @@ int corral_result_exit_code(const struct corral_result *res);
  * cap). Caller frees. NULL on ENOMEM.
  */
 char *corral_result_json(const struct corral_result *res);
+
+/*
+ * The same JSON object written straight to |f| (no trailing newline),
+ * without building it in memory first. Returns 0, or -EIO when a write
+ * failed.
+ */
+int corral_result_json_fprint(const struct corral_result *res, FILE *f);
 
 /* ---------------------------------------------------------------- resolver */
 

@@ -102,6 +102,7 @@ const struct corral_sc_rule corral_sc_rules[] = {
 	DENY("quotactl", EPERM, "filesystem quotas"),
 	DENY("quotactl_fd", EPERM, "filesystem quotas"),
 	DENY("syslog", EPERM, "the kernel log: addresses and other processes' messages"),
+	DENY("modify_ldt", EPERM, "x86 LDT entries: only 16-bit code needs them; a recurring source of kernel bugs"),
 	DENY("iopl", EPERM, "raw I/O port access"),
 	DENY("ioperm", EPERM, "raw I/O port access"),
 	DENY("settimeofday", EPERM, "the host's clock"),
@@ -144,6 +145,10 @@ const struct corral_sc_rule corral_sc_rules[] = {
 	  "seccomp.deny_table", "without Landlock: another process's memory advice" },
 	{ "kcmp", CORRAL_SC_ANY, 0, { 0 }, 0, EPERM, ALL | CORRAL_SC_NO_LANDLOCK,
 	  "seccomp.deny_table", "without Landlock: probes another process's kernel objects" },
+	{ "move_pages", CORRAL_SC_NOT_IN, 0, { 0 }, 1, EPERM, ALL | CORRAL_SC_NO_LANDLOCK,
+	  "seccomp.deny_table", "without Landlock: another process's pages (pid 0, itself, stays allowed)" },
+	{ "migrate_pages", CORRAL_SC_NOT_IN, 0, { 0 }, 1, EPERM, ALL | CORRAL_SC_NO_LANDLOCK,
+	  "seccomp.deny_table", "without Landlock: another process's pages (pid 0, itself, stays allowed)" },
 };
 
 const size_t corral_sc_rules_len = sizeof(corral_sc_rules) / sizeof(corral_sc_rules[0]);

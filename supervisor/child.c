@@ -286,6 +286,16 @@ int corral_child_main(void *arg)
 		if (syscall(SYS_capset, &hdr, data) < 0)
 			fail(c, STAGE_CAPSET, errno);
 	}
+	if (sb && sb->switch_identity) {
+		/*
+		 * The kernel clears the parent-death signal when the euid/egid
+		 * change: set it again, then check the parent once more.
+		 */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+			fail(c, STAGE_PDEATHSIG, errno);
+		if (getppid() != c->parent)
+			fail(c, STAGE_PARENT, ESRCH);
+	}
 
 	for (int i = 0; c->rlimits && i < RLIM_NLIMITS; i++)
 		if (c->rlimits->set[i] && setrlimit(i, &c->rlimits->rl[i]) < 0)

@@ -9,9 +9,9 @@
  *  - corral is a child subreaper (PR_SET_CHILD_SUBREAPER, set once, on the
  *    first run): descendants that setsid or double-fork are re-parented to
  *    us when their parent dies, so the sweep below can find and kill them.
- *  - the main child is cloned with exit signal 0: no SIGCHLD, and a host's
- *    waitpid(-1) (without __WALL) or SIGCHLD=SIG_IGN cannot reap it from
- *    under us. A host must still not reap children it does not own.
+ *  - children are reaped by pid (wait4 with __WALL), never with wait(-1):
+ *    a host must likewise not reap children it does not own, nor set
+ *    SIGCHLD to SIG_IGN (which makes the kernel reap them).
  *  - a registry of the runs in flight (main pid and session), so a sweep in
  *    one thread never kills or reaps another run's main process.
  */
@@ -21,6 +21,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -355,7 +356,7 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 	sigset_t all, old;
 	void *stack = MAP_FAILED;
 	double t0, deadline;
-	bool interactive = false, timed_out = false, main_reaped = false;
+	bool interactive = false, timed_out = false, cancelled = false, main_reaped = false;
 	struct rusage ru;
 	pid_t pid = -1;
 	int status = 0, r = 0;
@@ -460,7 +461,7 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_mutex_lock(&g_lock);
-	pid = clone(corral_child_main, (char *)stack + CHILD_STACK_SIZE, CLONE_VM | CLONE_VFORK, &child);
+	pid = clone(corral_child_main, (char *)stack + CHILD_STACK_SIZE, CLONE_VM | CLONE_VFORK | SIGCHLD, &child);
 	if (pid > 0 && reg_add(pid, pid) < 0) {
 		/* Out of memory: the child already runs; kill it below as a setup error. */
 		kill(pid, SIGKILL);
@@ -538,8 +539,8 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 
 	/* The event loop. */
 	for (;;) {
-		struct pollfd pf[4];
-		int np = 0, ipid = -1, iout = -1, ierr = -1, iin = -1;
+		struct pollfd pf[5];
+		int np = 0, ipid = -1, iout = -1, ierr = -1, iin = -1, icancel = -1;
 		double left = deadline - now_ms();
 		struct timespec ts;
 		bool exited = false;
@@ -566,6 +567,11 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 			iin = np;
 			pf[np++] = (struct pollfd){ .fd = in_w, .events = POLLOUT };
 		}
+		if (opts->sz >= offsetof(struct corral_exec_opts, cancel_fd) + sizeof(int) &&
+		    opts->has_cancel_fd && opts->cancel_fd >= 0) {
+			icancel = np;
+			pf[np++] = (struct pollfd){ .fd = opts->cancel_fd, .events = POLLIN };
+		}
 		ts.tv_sec = (time_t)(left / 1e3);
 		ts.tv_nsec = (long)((left - (double)ts.tv_sec * 1e3) * 1e6);
 		if (ppoll(pf, (nfds_t)np, &ts, NULL) < 0) {
@@ -573,6 +579,10 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 				continue;
 			r = corral_err(err, CORRAL_E_SETUP, errno, "poll: %s", strerror(errno));
 			timed_out = false;
+			break;
+		}
+		if (icancel >= 0 && pf[icancel].revents) {
+			cancelled = true;
 			break;
 		}
 		if (iout >= 0 && pf[iout].revents)
@@ -621,7 +631,7 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 		sp->on_deadline(sp->hook_arg);
 
 	/* Kill the tree: main (at the deadline), its process group, its cgroup. */
-	if (timed_out || r < 0) {
+	if (timed_out || cancelled || r < 0) {
 		if (pidfd < 0 || syscall(__NR_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) < 0)
 			kill(pid, SIGKILL);
 	}

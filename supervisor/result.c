@@ -32,12 +32,23 @@ struct sbuf {
 	char *p;
 	size_t len, alloc;
 	bool oom;
+	bool count_only; /* first pass: only measure, so the text is allocated once */
+	FILE *f;         /* stream straight to |f| instead */
 };
 
 static void sb_put(struct sbuf *b, const char *s, size_t n)
 {
 	if (b->oom)
 		return;
+	if (b->count_only) {
+		b->len += n;
+		return;
+	}
+	if (b->f) {
+		if (n && fwrite(s, 1, n, b->f) != n)
+			b->oom = true;
+		return;
+	}
 	if (b->len + n + 1 > b->alloc) {
 		size_t na = b->alloc ? b->alloc : 256;
 		char *np;
@@ -164,44 +175,68 @@ static void sb_ms(struct sbuf *b, double v)
 	sb_put(b, num, n);
 }
 
+static void build_json(struct sbuf *b, const struct corral_result *res);
+
 _public_ char *corral_result_json(const struct corral_result *res)
 {
-	struct sbuf b = {};
-	char num[64];
+	struct sbuf count = { .count_only = true }, b = {};
 
-	sb_puts(&b, "{\"exit_status\": ");
-	if (res->exited && !res->timed_out) {
-		snprintf(num, sizeof(num), "%d", res->exit_status);
-		sb_puts(&b, num);
-	} else {
-		sb_puts(&b, "null");
-	}
-	sb_puts(&b, ", \"signal\": ");
-	if (res->signal > 0) {
-		snprintf(num, sizeof(num), "%d", res->signal);
-		sb_puts(&b, num);
-	} else {
-		sb_puts(&b, "null");
-	}
-	sb_puts(&b, res->timed_out ? ", \"timed_out\": true" : ", \"timed_out\": false");
-	sb_puts(&b, ", \"stdout\": ");
-	sb_json_string(&b, res->stdout_buf ? res->stdout_buf : "", res->stdout_len, res->stdout_truncated);
-	sb_puts(&b, ", \"stderr\": ");
-	sb_json_string(&b, res->stderr_buf ? res->stderr_buf : "", res->stderr_len, res->stderr_truncated);
-	sb_puts(&b, res->stdout_truncated ? ", \"stdout_truncated\": true" : ", \"stdout_truncated\": false");
-	sb_puts(&b, res->stderr_truncated ? ", \"stderr_truncated\": true" : ", \"stderr_truncated\": false");
-	sb_puts(&b, ", \"wall_ms\": ");
-	sb_ms(&b, res->wall_ms);
-	sb_puts(&b, ", \"cpu_ms\": ");
-	sb_ms(&b, res->cpu_ms);
-	snprintf(num, sizeof(num), ", \"max_rss_kb\": %ld", res->max_rss_kb);
-	sb_puts(&b, num);
-	sb_puts(&b, ", \"provider\": ");
-	sb_json_string(&b, res->provider ? res->provider : "local", strlen(res->provider ? res->provider : "local"), false);
-	sb_puts(&b, "}");
+	/* Two passes: the output can be several times the captured bytes (\u0000). */
+	build_json(&count, res);
+	b.p = malloc(count.len + 1);
+	if (!b.p)
+		return NULL;
+	b.alloc = count.len + 1;
+	b.p[0] = '\0';
+	build_json(&b, res);
 	if (b.oom) {
 		free(b.p);
 		return NULL;
 	}
 	return b.p;
+}
+
+_public_ int corral_result_json_fprint(const struct corral_result *res, FILE *f)
+{
+	struct sbuf b = { .f = f };
+
+	build_json(&b, res);
+	return b.oom ? -EIO : 0;
+}
+
+static void build_json(struct sbuf *b_, const struct corral_result *res)
+{
+	struct sbuf *b = b_;
+	char num[64];
+
+	sb_puts(b, "{\"exit_status\": ");
+	if (res->exited && !res->timed_out) {
+		snprintf(num, sizeof(num), "%d", res->exit_status);
+		sb_puts(b, num);
+	} else {
+		sb_puts(b, "null");
+	}
+	sb_puts(b, ", \"signal\": ");
+	if (res->signal > 0) {
+		snprintf(num, sizeof(num), "%d", res->signal);
+		sb_puts(b, num);
+	} else {
+		sb_puts(b, "null");
+	}
+	sb_puts(b, res->timed_out ? ", \"timed_out\": true" : ", \"timed_out\": false");
+	sb_puts(b, ", \"stdout\": ");
+	sb_json_string(b, res->stdout_buf ? res->stdout_buf : "", res->stdout_len, res->stdout_truncated);
+	sb_puts(b, ", \"stderr\": ");
+	sb_json_string(b, res->stderr_buf ? res->stderr_buf : "", res->stderr_len, res->stderr_truncated);
+	sb_puts(b, res->stdout_truncated ? ", \"stdout_truncated\": true" : ", \"stdout_truncated\": false");
+	sb_puts(b, res->stderr_truncated ? ", \"stderr_truncated\": true" : ", \"stderr_truncated\": false");
+	sb_puts(b, ", \"wall_ms\": ");
+	sb_ms(b, res->wall_ms);
+	sb_puts(b, ", \"cpu_ms\": ");
+	sb_ms(b, res->cpu_ms);
+	snprintf(num, sizeof(num), ", \"max_rss_kb\": %ld", res->max_rss_kb);
+	sb_puts(b, num);
+	sb_puts(b, ", \"provider\": ");
+	sb_json_string(b, res->provider ? res->provider : "local", strlen(res->provider ? res->provider : "local"), false);
+	sb_puts(b, "}");
 }

@@ -30,7 +30,7 @@ static void add_supervisor_promises(struct corral_sandbox *sb)
 	if (!uid0)
 		corral_posture_add(&sb->posture, "limits.processes", CORRAL_PROMISE_ENFORCED,
 				   "%llu processes: %s", (unsigned long long)p->limits.processes,
-				   pids_cg ? "pids cgroup and RLIMIT_NPROC" :
+				   pids_cg ? "a pids cgroup per run" :
 				   "RLIMIT_NPROC, relative to the uid's current task count");
 	else if (pids_cg)
 		corral_posture_add(&sb->posture, "limits.processes", CORRAL_PROMISE_ENFORCED,
@@ -225,14 +225,17 @@ static void fill_rlimits(const struct corral_sandbox *sb, struct corral_spawn_rl
 	if (p->limits.open_files)
 		set_rl(rl, RLIMIT_NOFILE, p->limits.open_files, p->limits.open_files);
 	set_rl(rl, RLIMIT_CORE, 0, 0);
-	if (p->limits.processes) {
+	/*
+	 * Processes: a pids cgroup bounds exactly this run's tree; without
+	 * one, RLIMIT_NPROC, which counts every task of the uid system-wide,
+	 * so it is set to the uid's current count plus the limit.
+	 */
+	if (p->limits.processes && sb->nproc_relative) {
 		rlim_t n = p->limits.processes;
+		long have = corral_count_uid_tasks(sb->switch_identity ? sb->uid : getuid());
 
-		if (sb->nproc_relative) {
-			long have = corral_count_uid_tasks(sb->switch_identity ? sb->uid : getuid());
-			if (have > 0)
-				n += (rlim_t)have;
-		}
+		if (have > 0)
+			n += (rlim_t)have;
 		set_rl(rl, RLIMIT_NPROC, n, n);
 	}
 }

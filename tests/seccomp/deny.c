@@ -178,14 +178,26 @@ static int check_ns_mount(void)
 	return bad;
 }
 
-/* process_vm_readv of our own memory: refused only when Landlock is absent. */
+/*
+ * process_vm_readv of our own memory, move_pages of our parent: refused only
+ * when Landlock is absent. move_pages of ourselves (pid 0) always works.
+ */
 static int check_vm_read(int expect)
 {
 	char src[8] = "corral", dst[8] = { 0 };
 	struct iovec l = { dst, sizeof(dst) }, rm = { src, sizeof(src) };
+	void *page = src;
+	int status = 0, bad;
 	long r = syscall(SYS_process_vm_readv, getpid(), &l, 1, &rm, 1, 0);
 
-	return sc_expect("process_vm_readv(self)", r, errno, expect);
+	bad = sc_expect("process_vm_readv(self)", r, errno, expect);
+	r = syscall(SYS_move_pages, 0, 1, &page, NULL, &status, 0);
+	bad |= sc_expect("move_pages(0 = self, query)", r, errno, 0);
+	if (expect) {
+		r = syscall(SYS_move_pages, getppid(), 1, &page, NULL, &status, 0);
+		bad |= sc_expect("move_pages(parent, query)", r, errno, expect);
+	}
+	return bad;
 }
 
 /*
@@ -356,8 +368,10 @@ int main(void)
 	run("ioctl: TCGETS and FIONREAD work; TIOCSTI, TIOCLINUX EPERM (also with high bits)", 1, fn_ioctl, NULL);
 	run("personality: query and PER_LINUX work; any other value EPERM", 1, fn_personality, NULL);
 	run("unshare, setns, mount EPERM; chdir works", 1, fn_ns_mount, NULL);
-	run("with Landlock: process_vm_readv(self) is Landlock's business (works)", 1, fn_vm_read, &works);
-	run("without Landlock: process_vm_readv(self) EPERM", 0, fn_vm_read, &eperm);
+	run("with Landlock: process_vm_readv(self) is Landlock's business (works); move_pages(self) works",
+	    1, fn_vm_read, &works);
+	run("without Landlock: process_vm_readv(self), move_pages(parent) EPERM; move_pages(self) works", 0,
+	    fn_vm_read, &eperm);
 	if (syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) >= 1)
 		run_ptrace(1);
 	else

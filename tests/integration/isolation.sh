@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# What leaks in, and who the command is: only fds 0-2, only the listed
+# environment, no capabilities, no_new_privs, a non-root uid when corral
+# runs as root, a private TMPDIR that is removed after the run.
+. "$(dirname "$0")/lib.sh"
+R=$(mkroot)
+cd "$R"
+
+# fds: corral is started with fds 5 and 7 open; inside, only 0, 1, 2.
+exec 5>/dev/null 7</dev/null
+fds=$("$C" run -- $PY -c 'import os; print(" ".join(sorted(os.listdir("/proc/self/fd"), key=int)))')
+exec 5>&- 7<&-
+# listdir itself holds one fd (3) while reading
+expect_eq "only fds 0-2 inside (3 is listdir's own)" "0 1 2 3" "$fds"
+fds=$("$C" run --json -- $PY -c 'import os; print(" ".join(sorted(os.listdir("/proc/self/fd"), key=int)))' | json '["stdout"]')
+expect_eq "only fds 0-2 inside (--json)" "'0 1 2 3\n'" "$fds"
+
+# environment: a secret and LD_PRELOAD in corral's environment are absent.
+env_in=$(SECRET_TOKEN=hunter2 LD_PRELOAD=/nonexistent.so BASH_ENV=/x SSH_AUTH_SOCK=/y \
+	"$C" run --env PASSME --env SETME=42 -- env 2>/dev/null)
+names=$(printf '%s\n' "$env_in" | cut -d= -f1 | sort | tr '\n' ' ')
+for bad_name in SECRET_TOKEN LD_PRELOAD BASH_ENV SSH_AUTH_SOCK; do
+	[[ " $names " == *" $bad_name "* ]] && bad "env: $bad_name leaked" || ok "env: $bad_name absent"
+done
+expect_match "env: only the allow-listed names" "^(HOME |LANG |PATH |SETME |TERM |TMPDIR |PWD |SHLVL |_ )+$" "$names"
+expect_eq "env: --env NAME=VALUE set" "SETME=42" "$(printf '%s\n' "$env_in" | grep '^SETME=')"
+out=$(PASSME=from-host "$C" run --env PASSME -- sh -c 'echo $PASSME')
+expect_eq "env: --env NAME passes the host value" "from-host" "$out"
+expect_eq "env: HOME is the root" "$R" "$("$C" run -- sh -c 'echo $HOME')"
+expect_eq "env: PATH is minimal" "/usr/local/bin:/usr/bin:/bin" "$("$C" run -- sh -c 'echo $PATH')"
+
+# TMPDIR: private, 0700, writable, gone after the run.
+out=$("$C" run -- sh -c 'echo x > "$TMPDIR/f" && mkdir -p "$TMPDIR/d/e" && ln -s / "$TMPDIR/d/root" && chmod 000 "$TMPDIR/d/e" && stat -c "%a %u" "$TMPDIR" && echo "$TMPDIR"')
+read -r mode owner tmp <<<"$(echo $out)"
+expect_eq "TMPDIR mode 0700" "700" "$mode"
+if is_root; then expect_eq "TMPDIR owned by the command's uid" "65534" "$owner"; else expect_eq "TMPDIR owned by us" "$(id -u)" "$owner"; fi
+[ -n "$tmp" ] && [ ! -e "$tmp" ] && ok "TMPDIR removed after the run" || bad "TMPDIR $tmp still there"
+[ -d / ] && [ -e /etc/passwd ] && ok "removal did not follow the planted symlink" || bad "symlink followed"
+t1=$("$C" run -- sh -c 'echo $TMPDIR'); t2=$("$C" run -- sh -c 'echo $TMPDIR')
+[ "$t1" != "$t2" ] && ok "a fresh TMPDIR per run" || bad "TMPDIR reused: $t1"
+
+# Identity and privileges, read from /proc/self/status inside.
+st=$("$C" run -- cat /proc/self/status)
+for f in CapInh CapPrm CapEff CapBnd CapAmb; do
+	expect_eq "$f all zero" "0000000000000000" "$(printf '%s\n' "$st" | awk -v f="$f:" '$1 == f {print $2}')"
+done
+expect_eq "NoNewPrivs 1" "1" "$(printf '%s\n' "$st" | awk '$1 == "NoNewPrivs:" {print $2}')"
+expect_eq "seccomp filter mode" "2" "$(printf '%s\n' "$st" | awk '$1 == "Seccomp:" {print $2}')"
+uid=$(printf '%s\n' "$st" | awk '$1 == "Uid:" {print $2 " " $3 " " $4 " " $5}')
+if is_root; then
+	expect_eq "as root: runs as nobody (the root dir's owner)" "65534 65534 65534 65534" "$uid"
+	expect_eq "as root: no supplementary groups but the gid" "65534" "$("$C" run -- id -G)"
+	# The root's owner is the default identity.
+	R2=$(mkroot); chown 1234:1234 "$R2"
+	expect_eq "as root: default identity is the root's owner" "1234 1234" "$("$C" run --root "$R2" -- sh -c 'echo $(id -u) $(id -g)')"
+	# Root owns the directory: nobody cannot write it -> refuse with a how-to.
+	R3=$(mkroot); chown 0:0 "$R3"; chmod 755 "$R3"
+	err=$("$C" run --root "$R3" -- true 2>&1); rc=$?
+	expect_eq "as root: unwritable root refused" 125 $rc
+	expect_match "as root: refusal says how to choose" "^corral: root .* is not writable by nobody .*--user USER\[:GROUP\].*--user root" "$err"
+	out=$("$C" run --json --root "$R3" -- true); rc=$?
+	expect_eq "as root: refusal in --json is an error object" "125 setup" "$rc $(printf '%s' "$out" | $PY -c 'import json,sys; print(json.load(sys.stdin)["error"]["code"])')"
+	# --user root: uid 0 with every capability dropped.
+	st=$("$C" run --root "$R3" --user root -- cat /proc/self/status)
+	expect_eq "--user root: uid 0" "0" "$(printf '%s\n' "$st" | awk '$1 == "Uid:" {print $2}')"
+	expect_eq "--user root: CapEff zero" "0000000000000000" "$(printf '%s\n' "$st" | awk '$1 == "CapEff:" {print $2}')"
+	expect_eq "--user root: CapBnd zero" "0000000000000000" "$(printf '%s\n' "$st" | awk '$1 == "CapBnd:" {print $2}')"
+	# --user by name and number, with a group.
+	expect_eq "--user nobody:nogroup" "65534 65534" "$("$C" run --user nobody:nogroup -- sh -c 'echo $(id -u) $(id -g)')"
+	expect_eq "--user 65534:65534" "65534 65534" "$("$C" run --user 65534:65534 -- sh -c 'echo $(id -u) $(id -g)')"
+	"$C" run --user no-such-user-xyz -- true 2>/dev/null; expect_eq "--user unknown: 125" 125 $?
+	# setuid binaries cannot raise privilege (no_new_privs)
+	out=$("$C" run -- sh -c 'su -c id root </dev/null 2>&1; echo rc=$?')
+	expect_match "setuid su does not grant root" "rc=[1-9]" "$out"
+else
+	expect_eq "unprivileged: runs as our own uid" "$(id -u)" "$(printf '%s\n' "$uid" | cut -d' ' -f1)"
+	"$C" run --user root -- true 2>/dev/null; expect_eq "unprivileged: --user root refused" 125 $?
+fi
+finish

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Resource limits, each against a control that stays within it: memory
+# (RLIMIT_AS), CPU (RLIMIT_CPU), processes (RLIMIT_NPROC / pids cgroup),
+# file size, open files, the captured-output cap (read and discarded, the
+# supervisor's memory stays small).
+. "$(dirname "$0")/lib.sh"
+R=$(mkroot)
+cd "$R"
+tag=$$
+
+# Memory.
+"$C" run --memory 256M -- $PY -c 'b = bytearray(64 << 20)'; expect_eq "memory: 64M within 256M" 0 $?
+"$C" run --memory 256M -- $PY -c 'b = bytearray(512 << 20)' 2>/dev/null; rc=$?
+[ $rc -ne 0 ] && ok "memory: 512M over 256M fails ($rc)" || bad "memory: 512M allocated under a 256M limit"
+
+# CPU: a busy loop is stopped by SIGXCPU (soft) or SIGKILL (hard).
+"$C" run --cpu 1 -- $PY -c 'sum(range(1000))'; expect_eq "cpu: short work within 1s" 0 $?
+t0=$(date +%s%N)
+"$C" run --cpu 1 --timeout 20 -- sh -c 'while :; do :; done'; rc=$?
+t1=$(date +%s%N)
+case $rc in 152|137) ok "cpu: busy loop killed by SIGXCPU/SIGKILL ($rc)";; *) bad "cpu: busy loop exit $rc";; esac
+ms=$(( (t1 - t0) / 1000000 ))
+[ $ms -lt 8000 ] && ok "cpu: limit hit before the deadline (${ms} ms)" || bad "cpu: took ${ms} ms"
+
+# Processes: a fork bomb is bounded; corral returns at the deadline; nothing is left.
+out=$("$C" run --procs 40 -- sh -c 'for i in $(seq 10); do sleep 0.2 & done; wait; echo fine' 2>&1)
+expect_eq "procs: 10 children within 40" "fine" "$out"
+forker='import os, sys, time
+n = 0
+for i in range(200):
+    try:
+        if os.fork() == 0:
+            time.sleep(3)
+            os._exit(0)
+        n += 1
+    except OSError:
+        pass
+print(n)'
+out=$("$C" run --procs 40 --timeout 10 -- $PY -c "$forker" 2>/dev/null)
+[ -n "$out" ] && [ "$out" -ge 5 ] && [ "$out" -lt 40 ] && ok "procs: $out of 200 forks succeeded under 40" || bad "procs: [$out] forks under a limit of 40"
+t0=$(date +%s%N)
+"$C" run --procs 50 --timeout 2 -- sh -c 'b() { b | b & }; b; exec sleep 30' >/dev/null 2>&1; rc=$?
+t1=$(date +%s%N)
+ms=$(( (t1 - t0) / 1000000 ))
+expect_eq "fork bomb: stopped at the deadline" 124 $rc
+[ $ms -lt 6000 ] && ok "fork bomb: returned in ${ms} ms" || bad "fork bomb: took ${ms} ms"
+sleep 0.2
+pgrep -f "sleep 71.$tag" >/dev/null && bad "procs: sleepers survived" || ok "procs: nothing left"
+
+# File size.
+"$C" run --file-size 1M -- sh -c 'head -c 512K /dev/zero > small'; expect_eq "file-size: 512K within 1M" 0 $?
+"$C" run --file-size 1M -- sh -c 'head -c 2M /dev/zero > big' 2>/dev/null; rc=$?
+[ $rc -ne 0 ] && ok "file-size: 2M over 1M fails ($rc)" || bad "file-size: 2M written under 1M"
+sz=$(stat -c %s "$R/big" 2>/dev/null || echo 0)
+[ "$sz" -le 1048576 ] && ok "file-size: file stopped at $sz" || bad "file-size: file is $sz"
+
+# Open files.
+"$C" run --open-files 64 -- $PY -c 'fs = [open("/dev/null") for _ in range(20)]'; expect_eq "open-files: 20 within 64" 0 $?
+"$C" run --open-files 64 -- $PY -c 'fs = [open("/dev/null") for _ in range(100)]' 2>/dev/null; rc=$?
+[ $rc -ne 0 ] && ok "open-files: 100 over 64 fails" || bad "open-files: 100 files opened under 64"
+
+# Output cap: kept up to the cap, the rest read and discarded.
+out=$("$C" run --json --max-output 1K -- sh -c 'echo small; echo e >&2')
+expect_eq "cap: small output not truncated" "'small\n' False 'e\n' False" \
+	"$(printf '%s' "$out" | $PY -c 'import json,sys; v=json.load(sys.stdin); print(repr(v["stdout"]), v["stdout_truncated"], repr(v["stderr"]), v["stderr_truncated"])')"
+out=$("$C" run --json --max-output 1K -- sh -c 'head -c 1M /dev/zero | tr "\0" a; head -c 3000 /dev/zero | tr "\0" b >&2; echo end >&2')
+expect_eq "cap: 1M stdout clipped to 1024, stderr to 1024" "1024 True 1024 True 0" \
+	"$(printf '%s' "$out" | $PY -c 'import json,sys; v=json.load(sys.stdin); print(len(v["stdout"]), v["stdout_truncated"], len(v["stderr"]), v["stderr_truncated"], v["exit_status"])')"
+# UTF-8: invalid bytes become U+FFFD; a character cut by the cap is dropped, not split.
+out=$("$C" run --json --max-output 4 -- sh -c 'printf "a\351b"; printf "abc\342\202\254" >&2')
+expect_eq "utf-8: invalid byte -> U+FFFD, cut char dropped" "'a\\ufffdb' 'abc' True" \
+	"$(printf '%s' "$out" | $PY -c 'import json,sys; v=json.load(sys.stdin); print(ascii(v["stdout"]), ascii(v["stderr"]), v["stderr_truncated"])')"
+
+# 1 GB through a captured stream: the supervisor's peak RSS stays small
+# (the cap is 1M; output beyond it is read into a small buffer and dropped).
+PEAK_RSS=${1:?peak-rss helper}
+read -r kb st < <("$PEAK_RSS" "$C" run --json --timeout 120 -- sh -c 'head -c 1G /dev/zero; echo done >&2')
+expect_eq "1G captured: corral exits 0" 0 "$st"
+[ "${kb:-99999}" -le 8192 ] && ok "1G captured: corral peak RSS ${kb} KB <= 8 MB" || bad "1G captured: peak RSS ${kb} KB"
+out=$("$C" run --json --timeout 120 -- sh -c 'head -c 1G /dev/zero; echo done >&2')
+expect_eq "1G captured: truncated at the 1M cap, stderr intact" "1048576 True 'done\n'" \
+	"$(printf '%s' "$out" | $PY -c 'import json,sys; v=json.load(sys.stdin); print(len(v["stdout"]), v["stdout_truncated"], repr(v["stderr"]))')"
+finish

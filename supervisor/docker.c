@@ -895,7 +895,9 @@ static int check_daemon(const struct corral_docker *d, const char *image, bool p
 	if (s < 0)
 		return corral_err(err, CORRAL_E_PROVIDER, -s,
 				  "docker provider: daemon not reachable at unix://%s (%s)%s", d->sock, strerror(-s),
-				  s == -ENOENT || s == -ECONNREFUSED ? "; is dockerd running?" : "");
+				  s == -ENOENT || s == -ECONNREFUSED ? "; is dockerd running?"
+				  : s == -EACCES ? "; the socket's group (usually docker) may use it"
+						 : "");
 	if (s != 200)
 		return corral_err(err, CORRAL_E_PROVIDER, EIO, "docker provider: daemon at unix://%s answered %d: %s",
 				  d->sock, s, body);

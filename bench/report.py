@@ -147,6 +147,30 @@ def latency_table(d, S):
     return "\n".join(lines + cmds)
 
 
+def privilege_block(d, S):
+    names = [("setpriv-true", "`setpriv --reuid=65534 … /bin/true`"),
+             ("corral-unpriv", "`setpriv --reuid=65534 … corral run -- /bin/true` (corral as nobody)"),
+             ("corral", "`corral run -- /bin/true` as root (runs the command as nobody)")]
+    if not any(n in S or n in d["skipped"] for n, _ in names[:2]):
+        return "not measured (the run was not as root)"
+    lines = ["| launcher | runs | median ms | p90 ms |", "| --- | ---: | ---: | ---: |"]
+    for n, label in names:
+        s = S.get(n)
+        why = status_cell(n, d, s)
+        lines.append(f"| {label} | — | {why} | |" if why else
+                     f"| {label} | {s['n']} | {ms(s['median_us'])} | {ms(s['p90_us'])} |")
+    try:
+        sp, cu, cr = (S[n]["median_us"] for n, _ in names)
+        unpriv = cu - sp + S["bare"]["median_us"]
+        lines += ["", f"corral started as nobody costs about {ms(unpriv)} ms once setpriv's own exec is "
+                  f"taken out ({ms(cu)} − {ms(sp)} + {ms(S['bare']['median_us'])}); as root it costs {ms(cr)} ms: "
+                  f"root mode adds **{ms(cr - unpriv)} ms** (identity switch, capability drop, and per-run "
+                  "cgroups — created, joined, killed and removed for every run)."]
+    except (KeyError, TypeError):
+        pass
+    return "\n".join(lines)
+
+
 def corral_ratios(S):
     c = S.get("corral", {}).get("median_us")
     out = {}
@@ -343,6 +367,12 @@ def read(out, name, limit=None):
     return text.rstrip()
 
 
+def shorten(text):
+    """Absolute build and scratch paths out of quoted commands."""
+    text = re.sub(r"/\S*/(corral|floor|interleave|libcorral\.so)\b", r"\1", text)
+    return re.sub(r"--root \S+", "--root $WS", text)
+
+
 def profile_block(out):
     parts = []
     s = read(out, "strace-c.txt", 40)
@@ -351,7 +381,7 @@ def profile_block(out):
                   " inflated by tracing, counts are exact):", "", "```", s, "```", ""]
     s = read(out, "perf-stat.txt")
     if s:
-        s = "\n".join(l for l in s.splitlines() if l.strip() and not l.startswith("#"))
+        s = shorten("\n".join(l for l in s.splitlines() if l.strip() and not l.startswith("#")))
         parts += ["`perf stat -r 200 corral run -- /bin/true` (software counters; hardware counters"
                   " show as not supported when the hypervisor hides the PMU):", "", "```", s, "```", ""]
     s = read(out, "perf-stat-bare.txt")
@@ -369,11 +399,13 @@ def profile_block(out):
         parts += ["The same samples by symbol (top 30):", "", "```", s, "```", ""]
     s = read(out, "ld-statistics.txt")
     if s:
-        s = "\n".join(re.sub(r"^\s*\d+:\s*", "", l) for l in s.splitlines() if l.strip())
+        s = "\n".join(re.sub(r"^\s*\d+:\s*", "", l) for l in s.splitlines())
+        s = "\n".join(l for l in s.splitlines() if l.strip())
         parts += ["`LD_DEBUG=statistics corral run -- /bin/true` (the dynamic loader's own cost in corral):",
                   "", "```", s, "```", ""]
     s = read(out, "ldd.txt")
     if s:
+        s = re.sub(r" \(0x[0-9a-f]+\)", "", shorten(s))
         parts += ["Shared objects corral loads (`ldd corral`):", "", "```", s, "```", ""]
     return "\n".join(parts).rstrip() or "not measured"
 
@@ -392,13 +424,12 @@ def hyperfine_block(out, S):
         cmd = r["command"]
         name = names.get(cmd) or ("floor" if "/floor" in cmd else "corral" if " run " in cmd else None)
         inter = ms(S.get(name, {}).get("median_us")) if name else "—"
-        short = re.sub(r"\S*/(corral|floor)\b", r"\1", cmd)
-        short = re.sub(r"--root \S+", "--root $WS", short)
+        short = shorten(cmd)
         lines.append(f"| `{short}` | {r['median'] * 1000:.2f} | {inter} |")
     return "\n".join(lines)
 
 
-def chart(out, S, png):
+def chart(out, S, png, machine):
     gp = shutil.which("gnuplot")
     if not gp:
         print("report: gnuplot not installed; no chart", file=sys.stderr)
@@ -412,24 +443,25 @@ def chart(out, S, png):
                 continue
             label = LABELS[name][0].replace(" ", "\\n", 1) if len(LABELS[name][0]) > 12 else LABELS[name][0]
             f.write(f"\"{label}\" {s['median_us'] / 1000:.4f} {s['p10_us'] / 1000:.4f} {s['p90_us'] / 1000:.4f}\n")
+    sub = f"{machine.get('cpu', '?')}, {machine.get('nproc', '?')} CPUs, Linux {machine.get('kernel', '?')}, {machine.get('date', '')}"
     script = os.path.join(out, "latency-chart.gp")
     with open(script, "w") as f:
         f.write(f"""set terminal png size 1000,580 font ",11" noenhanced
 set output "{png}"
-set title "Whole-command latency of /bin/true (median; whiskers p10–p90; log scale)"
+set title "Whole-command latency of /bin/true, interleaved (bars: median; whiskers: p10–p90; log scale)\\n{sub}"
 set ylabel "milliseconds"
 set logscale y
 set yrange [0.1:*]
 set grid ytics
 set bmargin 5
 set style fill solid 0.75 border -1
-set boxwidth 0.6
+set boxwidth 0.7
 set xtics scale 0 font ",10"
 set key off
 set offsets 0.5, 0.5, 0, 0
 plot "{dat}" using 0:2:xtic(1) with boxes lc rgb "#4477aa", \\
      "" using 0:2:3:4 with yerrorbars lc rgb "#222222" pt -1, \\
-     "" using 0:($2*1.35):(sprintf("%.2f", $2)) with labels font ",10"
+     "" using 0:(0.15):($2 >= 100 ? sprintf("%.0f ms", $2) : sprintf("%.2f ms", $2)) with labels font ",10" tc rgb "#ffffff"
 """)
     r = subprocess.run([gp, script], capture_output=True, text=True)
     if r.returncode != 0:
@@ -465,6 +497,7 @@ def main():
         "machine": machine_block(d),
         "ratios": ratios_block(d, S),
         "latency": latency_table(d, S),
+        "privilege": privilege_block(d, S),
         "policy": pol,
         "concurrency": conc,
         "throughput": thr,
@@ -480,7 +513,7 @@ def main():
     with open(os.path.join(a.out, "tables.md"), "w") as f:
         for name, body in blocks.items():
             f.write(f"## {name}\n\n{body}\n\n")
-    if a.png and chart(a.out, S, os.path.abspath(a.png)):
+    if a.png and chart(a.out, S, os.path.abspath(a.png), d["machine"]):
         print(f"report: chart {a.png}", file=sys.stderr)
     if a.doc:
         replace_blocks(a.doc, blocks)

@@ -39,8 +39,9 @@ const struct corral_sc_rule corral_sc_rules[] = {
 	 * family is the only thing it can judge; see docs/threat-model.md. */
 	{ "socket", CORRAL_SC_ANY, 0, { 0 }, 0, EACCES, CORRAL_SC_NET_NONE, "net.no_sockets",
 	  "network \"none\": no socket of any family, AF_UNIX included (Landlock cannot stop connect() to a host socket)" },
-	{ "socket", CORRAL_SC_NOT_IN, 0, { AF_UNIX, AF_INET, AF_INET6 }, 3, EACCES, CORRAL_SC_NET_LOOPBACK,
-	  "net.no_sockets", "network \"loopback\": inet, inet6 and unix only; no netlink, packet, vsock or other family" },
+	{ "socket", CORRAL_SC_NOT_IN, 0, { AF_INET, AF_INET6 }, 2, EACCES, CORRAL_SC_NET_LOOPBACK,
+	  "net.no_sockets", "network \"loopback\": inet and inet6 only, inside the private network namespace; "
+	  "no unix (as under \"none\"), netlink, packet, vsock or other family" },
 	{ "socket", CORRAL_SC_NOT_IN, 0, { AF_UNIX, AF_INET, AF_INET6, AF_NETLINK }, 4, EACCES,
 	  CORRAL_SC_NET_HOST, "net.no_sockets", "network \"host\": inet, inet6, unix and netlink only; no packet, vsock or other family" },
 	{ "socketpair", CORRAL_SC_NOT_IN, 0, { AF_UNIX }, 1, EACCES, ALL, "net.no_sockets",

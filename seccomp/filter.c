@@ -233,8 +233,8 @@ static void add_promises(const struct corral_policy *p, int landlock_abi, struct
 	else
 		corral_posture_add(ps, "net.no_sockets", CORRAL_PROMISE_NA,
 				   p->network == CORRAL_NET_LOOPBACK ?
-				   "network \"loopback\": inet, inet6 and unix sockets allowed (other families "
-				   "refused by seccomp), confined by a private network namespace" :
+				   "network \"loopback\": inet and inet6 sockets allowed, confined by a "
+				   "private network namespace; unix and other families refused by seccomp" :
 				   "network \"host\": inet, inet6, unix and netlink sockets allowed (other "
 				   "families refused by seccomp)");
 	corral_posture_add(ps, "net.no_io_uring", CORRAL_PROMISE_ENFORCED,

@@ -56,6 +56,9 @@ const char *corral_child_stage_name(int stage)
 		[STAGE_LANDLOCK] = "landlock_restrict_self",
 		[STAGE_SECCOMP] = "seccomp",
 		[STAGE_EXEC] = "execve",
+		[STAGE_NETNS] = "creating the network namespace (network \"loopback\")",
+		[STAGE_USERNS_MAP] = "writing the user namespace's uid/gid maps (network \"loopback\")",
+		[STAGE_LOOPBACK_UP] = "bringing lo up (network \"loopback\")",
 	};
 	if (stage > 0 && (size_t)stage < ARRAY_SIZE(names) && names[stage])
 		return names[stage];
@@ -257,6 +260,14 @@ int corral_child_main(void *arg)
 		for (int i = 0; i < CORRAL_CG_MAX; i++)
 			if (run->cg_fd[i] >= 0 && write(run->cg_fd[i], "0", 1) != 1)
 				fail(c, STAGE_CGROUP, errno);
+	}
+
+	/* Before the identity switch: as root, unshare needs CAP_SYS_ADMIN. */
+	if (sb && sb->netns.mode) {
+		int stage = STAGE_NETNS, r = corral_netns_enter(&sb->netns, &stage);
+
+		if (r < 0)
+			fail(c, stage, -r);
 	}
 
 	if (sb && sb->switch_identity) {

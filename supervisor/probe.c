@@ -20,6 +20,7 @@
 #include "landlock/landlock.h"
 #include "policy/policy.h"
 #include "seccomp/seccomp.h"
+#include "supervisor/netns.h"
 #include "supervisor/posture.h"
 
 /* The docker daemon must answer /_ping within this; probe stays fast. */
@@ -240,7 +241,9 @@ static int root_absolute(const char *root, char **out, struct corral_error *err)
 
 _public_ int corral_probe(const struct corral_policy *p, char **json_out, struct corral_error *err)
 {
-	struct corral_policy *defaults = NULL;
+	struct corral_policy *defaults = NULL, *work = NULL;
+	struct corral_netns_plan netns;
+	char netns_why[200];
 	struct corral_posture *ps = NULL;
 	struct corral_ll_plan *plan = NULL;
 	struct corral_bpf bpf = {};
@@ -265,6 +268,14 @@ _public_ int corral_probe(const struct corral_policy *p, char **json_out, struct
 		r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
 		goto out;
 	}
+	/* The network-namespace check may turn best-effort "loopback" into "none". */
+	work = corral_policy_dup(p);
+	if (!work) {
+		r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+		goto out;
+	}
+	corral_netns_posture(work, &netns, ps);
+	p = work;
 	r = root_absolute(p->root, &root, err);
 	if (r < 0)
 		goto out;
@@ -298,11 +309,12 @@ _public_ int corral_probe(const struct corral_policy *p, char **json_out, struct
 			goto oom;
 	}
 	dropped = corral_posture_first_dropped(ps);
-	o = json_pack("{s:i,s:i,s:b,s:b,s:b,s:b,s:s,s:s,s:s,s:s,s:b,s:b,s:b,s:o*,s:O}",
+	o = json_pack("{s:i,s:i,s:b,s:b,s:b,s:b,s:b,s:s,s:s,s:s,s:s,s:b,s:b,s:b,s:o*,s:O}",
 		      "landlock_abi", corral_landlock_abi(),
 		      "landlock_errata", corral_ll_errata(),
 		      "seccomp", corral_seccomp_available(),
 		      "user_namespaces", probe_user_namespaces(),
+		      "network_namespaces", corral_netns_check(&netns, netns_why, sizeof(netns_why)) == 0,
 		      "docker", probe_docker(),
 		      "running_as_root", geteuid() == 0,
 		      "root", root,
@@ -330,5 +342,6 @@ out:
 	corral_ll_plan_free(plan);
 	free(ps);
 	corral_policy_free(defaults);
+	corral_policy_free(work);
 	return r;
 }

@@ -120,11 +120,8 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 		return 0;
 	}
 
-	if (sb->policy->network == CORRAL_NET_LOOPBACK) {
-		r = corral_err(err, CORRAL_E_NOT_IMPLEMENTED, ENOSYS,
-			       "network loopback: not implemented yet by the local provider");
-		goto fail;
-	}
+	/* First: best-effort may turn "loopback" into "none" for every module below. */
+	corral_netns_posture(sb->policy, &sb->netns, &sb->posture);
 
 	r = corral_identity_decide(sb, err);
 	if (r < 0)

@@ -17,6 +17,7 @@
 #include "policy/policy.h"
 #include "seccomp/seccomp.h"
 #include "supervisor/engine.h"
+#include "supervisor/netns.h"
 #include "supervisor/posture.h"
 
 struct corral_docker;
@@ -66,6 +67,8 @@ struct corral_sandbox {
 	bool nproc_relative;  /* RLIMIT_NPROC = procs + the uid's current count */
 
 	struct corral_docker *docker;
+
+	struct corral_netns_plan netns; /* network "loopback" (supervisor/netns.c) */
 };
 
 /* One run's confinement state, prepared by the parent before fork. */
@@ -142,6 +145,9 @@ enum corral_child_stage {
 	STAGE_LANDLOCK,
 	STAGE_SECCOMP,
 	STAGE_EXEC,
+	STAGE_NETNS,
+	STAGE_USERNS_MAP,
+	STAGE_LOOPBACK_UP,
 };
 const char *corral_child_stage_name(int stage);
 

@@ -182,7 +182,7 @@ static bool other_row_applies(const struct corral_sc_rule *r, int net, int abi)
 
 static void check_filter(const struct corral_bpf *b, int net, int abi, const char *tag)
 {
-	static const uint64_t fam_loopback[] = { AF_UNIX, AF_INET, AF_INET6 };
+	static const uint64_t fam_loopback[] = { AF_INET, AF_INET6 };
 	static const uint64_t fam_host[] = { AF_UNIX, AF_INET, AF_INET6, AF_NETLINK };
 	static const uint64_t unix_only[] = { AF_UNIX };
 	int nr_socket = SCMP_SYS(socket), nr_pair = SCMP_SYS(socketpair), nr_ioctl = SCMP_SYS(ioctl);

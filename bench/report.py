@@ -381,6 +381,69 @@ def read(out, name, limit=None):
     return text.rstrip()
 
 
+# Inclusive kernel entry points (perf --children) that account for one
+# corral run, and the user-space objects (self time) beside them.
+COST_CENTRES = [
+    ("execve of corral and of /bin/true", [r"__x64_sys_execve"]),
+    ("page faults (every process)", [r"asm_exc_page_fault"]),
+    ("per-run cgroups: mkdir + rmdir", [r"cgroup_mkdir", r"cgroup_rmdir"]),
+    ("per-run cgroups: joining (cgroup.procs)", [r"__cgroup_procs_write", r"__cgroup1_procs_write"]),
+    ("private /tmp: ext4 mkdir + rmdir", [r"ext4_mkdir", r"ext4_rmdir"]),
+    ("seccomp: loading + JIT of the filter (kernel)", [r"do_seccomp"]),
+    ("Landlock syscalls", [r"__(x64|do)_sys_landlock_(create_ruleset|add_rule|restrict_self)"]),
+    ("openat (policy paths, /proc, cgroup files, libraries)", [r"__x64_sys_openat"]),
+    ("clone of the child", [r"__do_sys_clone"]),
+    ("exit_group (address-space teardown)", [r"__x64_sys_exit_group"]),
+]
+DSO_CENTRES = [
+    ("dynamic loader (corral)", "corral", "ld-linux"),
+    ("dynamic loader (/bin/true)", "true", "ld-linux"),
+    ("libseccomp: compiling the filter", "corral", "libseccomp"),
+    ("libc (corral: malloc, stdio, …)", "corral", "libc.so"),
+    ("libcorral + corral + jansson", "corral", ("libcorral", "corral", "libjansson")),
+]
+
+
+def cost_block(out, S):
+    pc = read(out, "perf-children.txt")
+    pd = read(out, "perf-dso.txt")
+    if not pc or not pd:
+        return "not measured (full run with perf only)"
+    children = {}
+    for line in pc.splitlines():
+        m = re.match(r"\s*([\d.]+)%\s+([\d.]+)%\s+\[[k.]\]\s+(\S+)", line)
+        if m:
+            children.setdefault(m.group(3), float(m.group(1)))
+    dso, driver = [], 0.0
+    for line in pd.splitlines():
+        m = re.match(r"\s*([\d.]+)%\s+(\S+)\s+(\S+)", line)
+        if m:
+            dso.append((float(m.group(1)), m.group(2), m.group(3)))
+            if m.group(2) == "interleave":
+                driver += float(m.group(1))
+    runs_share = 100.0 - driver
+    cpu = S.get("corral", {}).get("cpu_median_us")
+    lines = ["| where | share of the runs' CPU samples | ≈ ms per run |", "| --- | ---: | ---: |"]
+
+    def add(label, pct):
+        share = pct / runs_share if runs_share > 0 else float("nan")
+        est = f"{share * cpu / 1000:.2f}" if cpu and not math.isnan(cpu) else "—"
+        lines.append(f"| {label} | {share * 100:.1f}% | {est} |")
+
+    for label, pats in COST_CENTRES:
+        pct = sum(v for k, v in children.items() if any(re.fullmatch(p, k) for p in pats))
+        add(label, pct)
+    for label, comm, obj in DSO_CENTRES:
+        objs = obj if isinstance(obj, tuple) else (obj,)
+        pct = sum(p for p, c, d in dso if c == comm and any(d.startswith(o) for o in objs))
+        add(label, pct)
+    note = (f"Samples of 300 `corral run -- /bin/true` runs (`perf record -g -e cpu-clock`), the driver's own "
+            f"{driver:.1f}% taken out; kernel rows are inclusive (a row's callees count in it, and rows can "
+            f"overlap: a page fault inside execve counts in both). ≈ ms per run = share × the run's median "
+            f"CPU time ({ms(cpu)} ms, wait4 of corral and its child).")
+    return note + "\n\n" + "\n".join(lines)
+
+
 def shorten(text):
     """Absolute build and scratch paths out of quoted commands."""
     text = re.sub(r"/\S*/(corral|floor|interleave|libcorral\.so)\b", r"\1", text)
@@ -528,6 +591,7 @@ def main():
         "throughput": thr,
         "rss": rss_block(d),
         "phases": phases_block(a.out),
+        "cost": cost_block(a.out, S),
         "profile": profile_block(a.out),
         "hyperfine": hyperfine_block(a.out, S),
     }

@@ -259,19 +259,23 @@ if "${one[@]}" >/dev/null 2>&1; then
 	LD_DEBUG=statistics /bin/true 2>"$out/ld-statistics-bare.txt" >/dev/null || true
 	(ldd "$corral" || true) >"$out/ldd.txt" 2>&1
 fi
-# Where the CPU time of 300 runs goes, by process and shared object, from
-# timer-based samples (works without a hardware PMU, e.g. in a VM).
+# Where the CPU time of 300 runs goes, from timer-based samples (works
+# without a hardware PMU, e.g. in a VM): by process and shared object, by
+# symbol, and — with call graphs — inclusive time per kernel entry point.
 if [ "$smoke" = 0 ] && command -v perf >/dev/null && grep -q '^corral	' "$spec"; then
 	say "perf record: 300 runs of corral run -- /bin/true"
 	grep '^corral	' "$spec" >"$work/one.tsv"
-	if perf record -q -e cpu-clock -F 20000 -o "$work/perf.data" -- \
-		"${prio[@]}" "$interleave" -n 300 -w 0 "$work/one.tsv" >/dev/null 2>&1; then
-		perf report -i "$work/perf.data" --no-children --sort comm,dso --stdio 2>/dev/null |
+	if "${prio[@]}" perf record -q -g -e cpu-clock -F 20000 -o "$work/perf.data" -- \
+		"$interleave" -n 300 -w 0 "$work/one.tsv" >/dev/null 2>&1; then
+		perf report -i "$work/perf.data" --no-children --sort comm,dso --stdio -g none 2>/dev/null |
 			grep -v '^#' | grep -v '^$' | head -25 >"$out/perf-dso.txt" || true
-		perf report -i "$work/perf.data" --no-children --sort comm,dso,sym --stdio 2>/dev/null |
+		perf report -i "$work/perf.data" --no-children --sort comm,dso,sym --stdio -g none 2>/dev/null |
 			grep -v '^#' | grep -v '^$' | head -40 >"$out/perf-sym.txt" || true
+		perf report -i "$work/perf.data" --children --sort sym --stdio -g none 2>/dev/null |
+			grep -v '^#' | grep -v '^$' | head -3000 >"$out/perf-children.txt" || true
 	fi
 fi
+
 # What one scratch directory costs where corral makes the private /tmp
 # (the host's /tmp) against a tmpfs: the filesystem, not corral, sets it.
 python3 - "$out/mkdir-cost.json" <<'EOF'

@@ -31,6 +31,8 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include <jansson.h>
+
 #include "policy/policy.h"
 #include "supervisor/docker.h"
 
@@ -850,18 +852,44 @@ static int find_client(char *const *environ_, char **out)
 	return -ENOENT;
 }
 
+/* The client's current context from its config file (DOCKER_CONFIG, else ~/.docker), or NULL. */
+static char *config_context(char *const *environ_)
+{
+	const char *dir = env_get(environ_, "DOCKER_CONFIG"), *home = env_get(environ_, "HOME");
+	_cleanup_free_ char *path = NULL;
+	json_t *root, *ctx;
+	char *out = NULL;
+
+	if (dir && *dir ? asprintf(&path, "%s/config.json", dir) < 0
+	    : !home || !*home || asprintf(&path, "%s/.docker/config.json", home) < 0) {
+		path = NULL;
+		return NULL;
+	}
+	root = json_load_file(path, 0, NULL);
+	ctx = json_object_get(root, "currentContext");
+	if (json_is_string(ctx))
+		out = strdup(json_string_value(ctx));
+	json_decref(root);
+	return out;
+}
+
 /*
  * The daemon's Unix socket when corral can talk to it directly: DOCKER_HOST
- * unix://PATH, or the default when neither DOCKER_HOST nor DOCKER_CONTEXT
- * points elsewhere. NULL: ask through the client.
+ * unix://PATH, or the default when no context (DOCKER_CONTEXT, or the
+ * config file's currentContext) points elsewhere. NULL: ask through the
+ * client.
  */
 static const char *daemon_socket(char *const *environ_)
 {
 	const char *h = env_get(environ_, "DOCKER_HOST"), *c = env_get(environ_, "DOCKER_CONTEXT");
+	_cleanup_free_ char *cfg = NULL;
 
 	if (h && *h)
 		return strncmp(h, "unix://", 7) == 0 && h[7] == '/' ? h + 7 : NULL;
-	if (c && *c && strcmp(c, "default") != 0)
+	if (c && *c)
+		return strcmp(c, "default") == 0 ? DEFAULT_SOCK : NULL;
+	cfg = config_context(environ_);
+	if (cfg && *cfg && strcmp(cfg, "default") != 0)
 		return NULL;
 	return DEFAULT_SOCK;
 }

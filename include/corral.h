@@ -292,9 +292,41 @@ int corral_resolve_path(const char *root, const char *path, bool must_exist,
  * Run the conformance canaries for |p| on this host. Fills *json_out with a
  * report (caller frees). *all_held is true when every promise the policy
  * makes holds.
+ *
+ * The canaries are small attacks, each paired with a positive control, run
+ * as confined commands through a sandbox built from |p| — with its network
+ * mode, compat, limits, read-only and read-write paths and environment —
+ * except the root: check creates a scratch directory (mkdtemp under /tmp,
+ * or /var/tmp or /dev/shm when a policy path covers /tmp) holding its own
+ * root and an "outside" directory beside it, so it never writes into the
+ * policy's root; everything is removed before it returns. Each canary is
+ * the host program itself, executed as `EXE __canary NAME ARG...`: EXE is
+ * /proc/self/exe resolved before anything is confined, and EXE and the
+ * libraries it has mapped are added to the check sandbox as read-only
+ * paths. So the host program must hand that argv to corral_canary_main()
+ * (the corral CLI does); when it does not, corral_check fails with
+ * CORRAL_E_UNSUPPORTED. Runs as root: the scratch root is given to the
+ * identity the sandbox picks (nobody by default). While it builds the
+ * sandbox, check sets CORRAL_CHECK_SECRET and LD_PRELOAD in the process
+ * environment (restored afterwards) to prove they do not leak in: do not
+ * call it while other threads read the environment. The docker provider is
+ * not checked (CORRAL_E_UNSUPPORTED).
+ *
+ * Report: {"held": bool, "network", "compat", "landlock_abi", "uid",
+ * "dropped": [...], "promises": [{"id", "promise", "state", "why",
+ * "canaries": [{"name", "result", "observed"}]}]} with state "held",
+ * "broken", "inconclusive" (a control failed) or "not_applicable".
  */
 int corral_check(const struct corral_policy *p, char **json_out, bool *all_held,
 		 struct corral_error *err);
+
+/*
+ * The canary side of corral_check: a program that calls corral_check must,
+ * when its argv[1] is "__canary", return corral_canary_main(argc - 1,
+ * argv + 1) from main before doing anything else. Prints one result line
+ * on stdout; returns the exit status.
+ */
+int corral_canary_main(int argc, char **argv);
 
 #ifdef __cplusplus
 }

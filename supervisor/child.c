@@ -56,6 +56,10 @@ const char *corral_child_stage_name(int stage)
 		[STAGE_LANDLOCK] = "landlock_restrict_self",
 		[STAGE_SECCOMP] = "seccomp",
 		[STAGE_EXEC] = "execve",
+		[STAGE_NETNS] = "creating the network namespace (network \"loopback\")",
+		[STAGE_USERNS_MAP] = "writing the user namespace's uid/gid maps (network \"loopback\")",
+		[STAGE_LOOPBACK_UP] = "bringing lo up (network \"loopback\")",
+		[STAGE_UNOTIFY] = "installing the Unix-socket mediation filter",
 	};
 	if (stage > 0 && (size_t)stage < ARRAY_SIZE(names) && names[stage])
 		return names[stage];
@@ -259,6 +263,14 @@ int corral_child_main(void *arg)
 				fail(c, STAGE_CGROUP, errno);
 	}
 
+	/* Before the identity switch: as root, unshare needs CAP_SYS_ADMIN. */
+	if (sb && sb->netns.mode) {
+		int stage = STAGE_NETNS, r = corral_netns_enter(&sb->netns, &stage);
+
+		if (r < 0)
+			fail(c, stage, -r);
+	}
+
 	if (sb && sb->switch_identity) {
 		gid_t gid = sb->gid;
 
@@ -295,6 +307,14 @@ int corral_child_main(void *arg)
 			fail(c, STAGE_PDEATHSIG, errno);
 		if (getppid() != c->parent)
 			fail(c, STAGE_PARENT, ESRCH);
+	}
+
+	/* Before the rlimits: the hand-over fd lies above the command's RLIMIT_NOFILE. */
+	if (sb && sb->unotify && run && run->un_child >= 0) {
+		int r = corral_unotify_child_prepare(sb->unotify, run->un_child);
+
+		if (r < 0)
+			fail(c, STAGE_UNOTIFY, -r);
 	}
 
 	for (int i = 0; c->rlimits && i < RLIM_NLIMITS; i++)
@@ -346,7 +366,12 @@ int corral_child_main(void *arg)
 				fail(c, STAGE_LANDLOCK, -r);
 		}
 		/* Last, so nothing after it needs a denied call. */
-		if (sb->have_bpf) {
+		if (sb->unotify && run && run->un_child >= 0) {
+			/* The same filter, with a listener handed to the parent. */
+			r = corral_unotify_child_install(sb->unotify, &sb->bpf);
+			if (r < 0)
+				fail(c, STAGE_UNOTIFY, -r);
+		} else if (sb->have_bpf) {
 			r = corral_seccomp_install(&sb->bpf);
 			if (r < 0)
 				fail(c, STAGE_SECCOMP, -r);

@@ -267,6 +267,8 @@ int main(int argc, char **argv)
 		return cli_policy(argc - 1, argv + 1);
 	if (strcmp(cmd, "resolve") == 0)
 		return cli_resolve(argc - 1, argv + 1);
+	if (strcmp(cmd, "__canary") == 0)
+		return corral_canary_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "check") == 0)
 		return cli_check(argc - 1, argv + 1);
 	return cli_fail(argv_wants_json(argc, argv), CORRAL_E_USAGE,

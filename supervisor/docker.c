@@ -26,9 +26,12 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
+
+#include <jansson.h>
 
 #include "policy/policy.h"
 #include "supervisor/docker.h"
@@ -437,7 +440,9 @@ int corral_docker_plan(const struct corral_policy *p, const char *root_abs, cons
 				     strv_addf(o, "nofile=%llu:%llu", (unsigned long long)p->limits.open_files,
 					       (unsigned long long)p->limits.open_files) < 0))
 		goto oom;
-	if (strv_add(o, "--label") < 0 || strv_add(o, "io.corral.run=1") < 0)
+	/* Labels let an operator (and the tests) find a run's containers: by corral, by root. */
+	if (strv_add(o, "--label") < 0 || strv_add(o, "io.corral.run=1") < 0 || strv_add(o, "--label") < 0 ||
+	    strv_addf(o, "io.corral.root=%s", root_abs) < 0)
 		goto oom;
 	r = build_env(p, h, o, &d->cenv, err);
 	if (r < 0) {
@@ -467,7 +472,8 @@ int corral_docker_argv(const struct corral_docker *d, const struct corral_exec_o
 	if (!opts->shell && (!opts->argv || !opts->argv[0]))
 		return corral_err(err, CORRAL_E_USAGE, EINVAL, "run: missing command");
 	if (strv_add(&a, d->client) < 0 || strv_add(&a, "run") < 0 || strv_add(&a, "--rm") < 0 ||
-	    strv_add(&a, "--name") < 0 || strv_add(&a, name) < 0 || (in && strv_add(&a, "-i") < 0))
+	    strv_add(&a, "--name") < 0 || strv_add(&a, name) < 0 || (in && strv_add(&a, "-i") < 0) ||
+	    strv_add(&a, "--label") < 0 || strv_addf(&a, "io.corral.pid=%d", (int)getpid()) < 0)
 		goto oom;
 	for (size_t i = 0; i < d->opts.n; i++)
 		if (strv_add(&a, d->opts.v[i]) < 0)
@@ -846,18 +852,44 @@ static int find_client(char *const *environ_, char **out)
 	return -ENOENT;
 }
 
+/* The client's current context from its config file (DOCKER_CONFIG, else ~/.docker), or NULL. */
+static char *config_context(char *const *environ_)
+{
+	const char *dir = env_get(environ_, "DOCKER_CONFIG"), *home = env_get(environ_, "HOME");
+	_cleanup_free_ char *path = NULL;
+	json_t *root, *ctx;
+	char *out = NULL;
+
+	if (dir && *dir ? asprintf(&path, "%s/config.json", dir) < 0
+	    : !home || !*home || asprintf(&path, "%s/.docker/config.json", home) < 0) {
+		path = NULL;
+		return NULL;
+	}
+	root = json_load_file(path, 0, NULL);
+	ctx = json_object_get(root, "currentContext");
+	if (json_is_string(ctx))
+		out = strdup(json_string_value(ctx));
+	json_decref(root);
+	return out;
+}
+
 /*
  * The daemon's Unix socket when corral can talk to it directly: DOCKER_HOST
- * unix://PATH, or the default when neither DOCKER_HOST nor DOCKER_CONTEXT
- * points elsewhere. NULL: ask through the client.
+ * unix://PATH, or the default when no context (DOCKER_CONTEXT, or the
+ * config file's currentContext) points elsewhere. NULL: ask through the
+ * client.
  */
 static const char *daemon_socket(char *const *environ_)
 {
 	const char *h = env_get(environ_, "DOCKER_HOST"), *c = env_get(environ_, "DOCKER_CONTEXT");
+	_cleanup_free_ char *cfg = NULL;
 
 	if (h && *h)
 		return strncmp(h, "unix://", 7) == 0 && h[7] == '/' ? h + 7 : NULL;
-	if (c && *c && strcmp(c, "default") != 0)
+	if (c && *c)
+		return strcmp(c, "default") == 0 ? DEFAULT_SOCK : NULL;
+	cfg = config_context(environ_);
+	if (cfg && *cfg && strcmp(cfg, "default") != 0)
 		return NULL;
 	return DEFAULT_SOCK;
 }
@@ -891,7 +923,9 @@ static int check_daemon(const struct corral_docker *d, const char *image, bool p
 	if (s < 0)
 		return corral_err(err, CORRAL_E_PROVIDER, -s,
 				  "docker provider: daemon not reachable at unix://%s (%s)%s", d->sock, strerror(-s),
-				  s == -ENOENT || s == -ECONNREFUSED ? "; is dockerd running?" : "");
+				  s == -ENOENT || s == -ECONNREFUSED ? "; is dockerd running?"
+				  : s == -EACCES ? "; the socket's group (usually docker) may use it"
+						 : "");
 	if (s != 200)
 		return corral_err(err, CORRAL_E_PROVIDER, EIO, "docker provider: daemon at unix://%s answered %d: %s",
 				  d->sock, s, body);
@@ -904,6 +938,58 @@ static int check_daemon(const struct corral_docker *d, const char *image, bool p
 	if (s < 0)
 		return corral_err(err, CORRAL_E_PROVIDER, -s, "docker provider: image lookup failed: %s", strerror(-s));
 	return corral_err(err, CORRAL_E_PROVIDER, EIO, "docker provider: image lookup answered %d: %s", s, body);
+}
+
+/*
+ * Docker discards a limit the kernel cannot enforce with only a warning on
+ * the client's stderr ("PIDs limit discarded"). With the daemon on a local
+ * socket it shares this kernel, so look for the cgroup controllers first:
+ * under compat strict a missing one is a refusal naming the key.
+ */
+static bool cgroup_has(const char *v1_file, const char *v2_controller)
+{
+	char buf[512];
+	ssize_t n;
+	int fd = open("/sys/fs/cgroup/cgroup.controllers", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return access(v1_file, F_OK) == 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	safe_close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	for (char *save = NULL, *w = strtok_r(buf, " \n", &save); w; w = strtok_r(NULL, " \n", &save))
+		if (strcmp(w, v2_controller) == 0)
+			return true;
+	return false;
+}
+
+static int check_kernel(const struct corral_policy *p, struct corral_error *err)
+{
+	static const struct {
+		const char *key, *v1, *v2;
+	} need[] = {
+		{ "docker.memory", "/sys/fs/cgroup/memory/memory.limit_in_bytes", "memory" },
+		{ "docker.pids", "/sys/fs/cgroup/pids", "pids" },
+		{ "docker.cpus", "/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "cpu" },
+	};
+
+	if (p->compat != CORRAL_COMPAT_STRICT)
+		return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(need); i++) {
+		bool asked = i == 0   ? p->docker.memory || p->limits.memory
+			     : i == 1 ? p->docker.pids || p->limits.processes
+				      : p->docker.cpus > 0;
+		if (!asked)
+			continue;
+		if (!cgroup_has(need[i].v1, need[i].v2))
+			return corral_err(err, CORRAL_E_UNENFORCEABLE, EOPNOTSUPP,
+					  "%s: this kernel has no %s cgroup, docker would discard the limit "
+					  "(compat best-effort runs without it)",
+					  need[i].key, need[i].v2);
+	}
+	return 0;
 }
 
 int corral_docker_prepare(const struct corral_policy *p, const char *root_abs, struct corral_docker **out,
@@ -925,6 +1011,11 @@ int corral_docker_prepare(const struct corral_policy *p, const char *root_abs, s
 	r = corral_docker_identity(p, root_abs, &h.uid, &h.gid, err);
 	if (r < 0)
 		return r;
+	if (h.sock) {
+		r = check_kernel(p, err);
+		if (r < 0)
+			return r;
+	}
 	r = corral_docker_plan(p, root_abs, &h, &d, err);
 	if (r < 0)
 		return r;
@@ -999,6 +1090,114 @@ static void docker_on_finish(void *arg)
 		remove_container(run);
 }
 
+/*
+ * The guardian: a small child that outlives corral. If corral dies before
+ * saying the run is over (SIGKILL, a crash: the client then dies of
+ * PDEATHSIG but its container would run on), it force-removes the
+ * container. Everything it needs is prepared before fork; after fork it
+ * makes only async-signal-safe calls, since the host may be threaded.
+ */
+struct guardian {
+	pid_t pid;
+	int fd; /* write end: one byte means "done", EOF means corral died */
+};
+
+static void guardian_body(int rfd, const struct corral_docker *d, const char *req, size_t req_len,
+			  const struct sockaddr_un *sa, char *const *rm_argv)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN };
+	char c;
+	ssize_t n;
+
+	/* Survive what kills corral's process group or terminal; never the run's group. */
+	(void)setsid();
+	(void)sigaction(SIGINT, &ign, NULL);
+	(void)sigaction(SIGTERM, &ign, NULL);
+	(void)sigaction(SIGHUP, &ign, NULL);
+	(void)sigaction(SIGPIPE, &ign, NULL);
+	if (dup2(rfd, 3) < 0)
+		_exit(1);
+	if (syscall(SYS_close_range, 4U, ~0U, 0U) < 0)
+		for (int fd = 4; fd < 1024; fd++)
+			close(fd);
+	rfd = 3;
+	for (int fd = 0; fd < 3; fd++)
+		close(fd);
+	do
+		n = read(rfd, &c, 1);
+	while (n < 0 && errno == EINTR);
+	if (n == 1)
+		_exit(0);
+
+	if (!d->sock) {
+		execve(d->client, rm_argv, d->cenv.v);
+		_exit(1);
+	}
+	/* 404 may be a create still in flight in the daemon: retry for a while. */
+	for (int i = 0; i < 30; i++) {
+		char resp[16];
+		size_t got = 0;
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		if (fd >= 0 && connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0 &&
+		    write(fd, req, req_len) == (ssize_t)req_len) {
+			while (got < sizeof(resp)) {
+				n = read(fd, resp + got, sizeof(resp) - got);
+				if (n <= 0)
+					break;
+				got += (size_t)n;
+			}
+		}
+		if (fd >= 0)
+			close(fd);
+		/* "HTTP/1.x 204" removed; 409 a removal already under way (--rm) */
+		if (got >= 12 && resp[9] == '2')
+			_exit(0);
+		struct timespec ts = { .tv_nsec = 100 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	_exit(1);
+}
+
+static void guardian_start(const struct docker_run *run, struct guardian *g)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char req[256], *rm_argv[] = { run->d->client, (char *)"rm", (char *)"-f", (char *)run->name, NULL };
+	int p[2], n;
+
+	g->pid = -1;
+	g->fd = -1;
+	n = snprintf(req, sizeof(req), "DELETE /containers/%s?force=1 HTTP/1.0\r\nHost: docker\r\n"
+		     "Content-Length: 0\r\n\r\n", run->name);
+	if (run->d->sock) {
+		if (strlen(run->d->sock) >= sizeof(sa.sun_path))
+			return;
+		memcpy(sa.sun_path, run->d->sock, strlen(run->d->sock) + 1);
+	}
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return;
+	g->pid = fork();
+	if (g->pid == 0)
+		guardian_body(p[0], run->d, req, (size_t)n, &sa, rm_argv);
+	safe_close(p[0]);
+	if (g->pid < 0) {
+		safe_close(p[1]);
+		return;
+	}
+	g->fd = p[1];
+}
+
+static void guardian_stop(struct guardian *g)
+{
+	if (g->fd >= 0) {
+		(void)!write(g->fd, "x", 1);
+		g->fd = safe_close(g->fd);
+	}
+	if (g->pid > 0)
+		while (waitpid(g->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+}
+
 int corral_docker_exec(struct corral_docker *d, const struct corral_exec_opts *opts, struct corral_result *res,
 		       struct corral_error *err)
 {
@@ -1025,11 +1224,15 @@ int corral_docker_exec(struct corral_docker *d, const struct corral_exec_opts *o
 		.hook_arg = &run,
 		.provider = "docker",
 	};
+	struct guardian g;
+
+	guardian_start(&run, &g);
 	r = corral_engine_run(&sp, opts, res, err);
 	corral_docker_strv_free(argv);
 	/* The client did not exit by itself (deadline, killed, engine failure): the container may live on. */
 	if (!run.deadline && (r < 0 || (!res->exited && !res->exec_errno)))
 		remove_container(&run);
+	guardian_stop(&g);
 	if (r < 0)
 		return r;
 	if (res->exec_errno) {

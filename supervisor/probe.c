@@ -20,7 +20,9 @@
 #include "landlock/landlock.h"
 #include "policy/policy.h"
 #include "seccomp/seccomp.h"
+#include "supervisor/netns.h"
 #include "supervisor/posture.h"
+#include "supervisor/unotify.h"
 
 /* The docker daemon must answer /_ping within this; probe stays fast. */
 #define DOCKER_PING_TIMEOUT_MS 150
@@ -240,7 +242,9 @@ static int root_absolute(const char *root, char **out, struct corral_error *err)
 
 _public_ int corral_probe(const struct corral_policy *p, char **json_out, struct corral_error *err)
 {
-	struct corral_policy *defaults = NULL;
+	struct corral_policy *defaults = NULL, *work = NULL;
+	struct corral_netns_plan netns;
+	char netns_why[200];
 	struct corral_posture *ps = NULL;
 	struct corral_ll_plan *plan = NULL;
 	struct corral_bpf bpf = {};
@@ -265,6 +269,14 @@ _public_ int corral_probe(const struct corral_policy *p, char **json_out, struct
 		r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
 		goto out;
 	}
+	/* The network-namespace check may turn best-effort "loopback" into "none". */
+	work = corral_policy_dup(p);
+	if (!work) {
+		r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+		goto out;
+	}
+	corral_netns_posture(work, &netns, ps);
+	p = work;
 	r = root_absolute(p->root, &root, err);
 	if (r < 0)
 		goto out;
@@ -272,7 +284,13 @@ _public_ int corral_probe(const struct corral_policy *p, char **json_out, struct
 	if (r < 0)
 		goto out;
 
-	seccomp_ok = corral_seccomp_compile(p, ps, &bpf, &serr) == 0;
+	{
+		int handover, um = corral_unix_mode(p, corral_landlock_abi(), &handover, ps);
+
+		seccomp_ok = corral_seccomp_compile_unix(p, corral_landlock_abi(),
+							 um == CORRAL_UNIX_MEDIATED || um == CORRAL_UNIX_LANDLOCK,
+							 handover, ps, &bpf, &serr) == 0;
+	}
 	if (!seccomp_ok)
 		corral_posture_add(ps, "seccomp.filter", CORRAL_PROMISE_DROPPED, "seccomp filter: %s",
 				   serr.message[0] ? serr.message : "cannot be compiled");
@@ -298,11 +316,12 @@ _public_ int corral_probe(const struct corral_policy *p, char **json_out, struct
 			goto oom;
 	}
 	dropped = corral_posture_first_dropped(ps);
-	o = json_pack("{s:i,s:i,s:b,s:b,s:b,s:b,s:s,s:s,s:s,s:s,s:b,s:b,s:b,s:o*,s:O}",
+	o = json_pack("{s:i,s:i,s:b,s:b,s:b,s:b,s:b,s:s,s:s,s:s,s:s,s:b,s:b,s:b,s:o*,s:O}",
 		      "landlock_abi", corral_landlock_abi(),
 		      "landlock_errata", corral_ll_errata(),
 		      "seccomp", corral_seccomp_available(),
 		      "user_namespaces", probe_user_namespaces(),
+		      "network_namespaces", corral_netns_check(&netns, netns_why, sizeof(netns_why)) == 0,
 		      "docker", probe_docker(),
 		      "running_as_root", geteuid() == 0,
 		      "root", root,
@@ -330,5 +349,6 @@ out:
 	corral_ll_plan_free(plan);
 	free(ps);
 	corral_policy_free(defaults);
+	corral_policy_free(work);
 	return r;
 }

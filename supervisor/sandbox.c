@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -120,11 +121,8 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 		return 0;
 	}
 
-	if (sb->policy->network == CORRAL_NET_LOOPBACK) {
-		r = corral_err(err, CORRAL_E_NOT_IMPLEMENTED, ENOSYS,
-			       "network loopback: not implemented yet by the local provider");
-		goto fail;
-	}
+	/* First: best-effort may turn "loopback" into "none" for every module below. */
+	corral_netns_posture(sb->policy, &sb->netns, &sb->posture);
 
 	r = corral_identity_decide(sb, err);
 	if (r < 0)
@@ -151,11 +149,28 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 	r = corral_ll_plan_new(sb->policy, sb->root, &sb->posture, &sb->ll, err);
 	if (r < 0)
 		goto fail;
+	{
+		int handover = -1;
+
+		sb->unix_mode = corral_unix_mode(sb->policy, corral_landlock_abi(), &handover, &sb->posture);
+		if (sb->unix_mode == CORRAL_UNIX_MEDIATED) {
+			r = corral_unotify_plan_new(sb, handover, &sb->unotify, err);
+			if (r < 0)
+				goto fail;
+		}
 #ifdef CORRAL_SC_GENERATOR
-	r = corral_seccomp_compile(sb->policy, &sb->posture, &sb->bpf, err);
+		r = corral_seccomp_compile_unix(sb->policy, corral_landlock_abi(),
+						sb->unix_mode == CORRAL_UNIX_MEDIATED ||
+						sb->unix_mode == CORRAL_UNIX_LANDLOCK,
+						handover, &sb->posture, &sb->bpf, err);
 #else
-	r = corral_seccomp_compile_cached(sb->policy, corral_landlock_abi(), &sb->posture, &sb->bpf, err);
+		/* The standard policies' filters were compiled at build time. */
+		r = corral_seccomp_compile_cached(sb->policy, corral_landlock_abi(),
+						  sb->unix_mode == CORRAL_UNIX_MEDIATED ||
+						  sb->unix_mode == CORRAL_UNIX_LANDLOCK,
+						  handover, &sb->posture, &sb->bpf, err);
 #endif
+	}
 	if (r < 0)
 		goto fail;
 	sb->have_bpf = sb->bpf.len > 0;
@@ -183,6 +198,7 @@ _public_ void corral_sandbox_free(struct corral_sandbox *sb)
 		return;
 	corral_docker_free(sb->docker);
 	corral_ll_plan_free(sb->ll);
+	corral_unotify_plan_free(sb->unotify);
 	if (sb->have_bpf || sb->bpf.filter)
 		corral_bpf_free(&sb->bpf);
 	for (size_t i = 0; i < sb->n_dropped; i++)
@@ -251,6 +267,8 @@ static void fill_rlimits(const struct corral_sandbox *sb, struct corral_spawn_rl
 static void run_clear(struct corral_run *run)
 {
 	run->ruleset_fd = safe_close(run->ruleset_fd);
+	run->un_parent = safe_close(run->un_parent);
+	run->un_child = safe_close(run->un_child);
 	corral_cgroup_remove(run);
 	corral_tmp_remove(run);
 }
@@ -259,7 +277,7 @@ _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_
 				 struct corral_result *res, struct corral_error *err)
 {
 	struct corral_exec_opts o = {};
-	struct corral_run run = { .ruleset_fd = -1, .tmp_fd = -1 };
+	struct corral_run run = { .ruleset_fd = -1, .tmp_fd = -1, .un_parent = -1, .un_child = -1 };
 	struct corral_spawn_rlimits rl;
 	char *shell_argv[4] = {};
 	char **envp = NULL, *tmpdir = NULL;
@@ -282,6 +300,18 @@ _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_
 
 	for (int i = 0; i < CORRAL_CG_MAX; i++)
 		run.cg_fd[i] = -1;
+	run.un_parent = run.un_child = -1;
+	if (sb->unotify) {
+		int sv[2];
+
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+			r = corral_err(err, CORRAL_E_SETUP, errno, "Unix-socket mediation: socketpair: %s",
+				       strerror(errno));
+			goto out;
+		}
+		run.un_parent = sv[0];
+		run.un_child = sv[1];
+	}
 	if (o.shell) {
 		shell_argv[0] = (char *)"/bin/sh";
 		shell_argv[1] = (char *)"-c";

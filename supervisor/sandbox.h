@@ -17,6 +17,8 @@
 #include "policy/policy.h"
 #include "seccomp/seccomp.h"
 #include "supervisor/engine.h"
+#include "supervisor/netns.h"
+#include "supervisor/unotify.h"
 #include "supervisor/posture.h"
 
 struct corral_docker;
@@ -68,6 +70,10 @@ struct corral_sandbox {
 	const char *tmp_base; /* where private tmps are made (static string) */
 
 	struct corral_docker *docker;
+
+	struct corral_netns_plan netns; /* network "loopback" (supervisor/netns.c) */
+	int unix_mode;                  /* enum corral_unix_mode (supervisor/unotify.c) */
+	struct corral_unotify_plan *unotify; /* CORRAL_UNIX_MEDIATED only */
 };
 
 /* One run's confinement state, prepared by the parent before fork. */
@@ -79,6 +85,7 @@ struct corral_run {
 	bool set_nproc;
 	int tmp_fd;                  /* the private tmp directory, or -1 */
 	char *tmp_path;
+	int un_parent, un_child;     /* Unix mediation: the listener's way to the parent, or -1 */
 };
 
 /* identity.c: decide uid/gid (euid 0) and add the identity promises. */
@@ -105,11 +112,11 @@ void corral_tmp_remove(struct corral_run *run);
 
 const char *corral_tmp_base(void);
 /*
- * seccomp_cache.c: corral_seccomp_compile_abi, served from the filters
+ * seccomp_cache.c: corral_seccomp_compile_unix, served from the filters
  * precompiled at build time when the policy is a standard one.
  */
-int corral_seccomp_compile_cached(const struct corral_policy *p, int landlock_abi,
-				  struct corral_posture *ps, struct corral_bpf *out,
+int corral_seccomp_compile_cached(const struct corral_policy *p, int landlock_abi, bool unix_allowed,
+				  int handover_fd, struct corral_posture *ps, struct corral_bpf *out,
 				  struct corral_error *err);
 
 /* The uid's current task count (threads included), or -1. */
@@ -153,6 +160,10 @@ enum corral_child_stage {
 	STAGE_LANDLOCK,
 	STAGE_SECCOMP,
 	STAGE_EXEC,
+	STAGE_NETNS,
+	STAGE_USERNS_MAP,
+	STAGE_LOOPBACK_UP,
+	STAGE_UNOTIFY,
 };
 const char *corral_child_stage_name(int stage);
 

@@ -84,13 +84,18 @@ check_write_outside() {
 }
 check_deadline() {
 	[ "$ms" -lt 15000 ] || fail "took $ms ms"
-	if pgrep -f 'sleep 31.5' >/dev/null; then fail "the command outlived the deadline"; pkill -f 'sleep 31.5'; fi
+	if pgrep -f "^sleep $sleeparg\$" >/dev/null; then fail "the command outlived the deadline"; pkill -f "^sleep $sleeparg\$"; fi
 	if [ "$prov" = docker ]; then
-		left=$(docker ps -aq --filter name=corral-)
+		left=$(mine "$root")
 		[ -z "$left" ] || fail "containers left: $left"
 	fi
 }
 check_deadline_early() { check_deadline; }
+check_client_deadline() { check_deadline; }
+check_client_notfound() {
+	python3 -c 'import json,sys; r=json.loads(sys.argv[1]); assert r["exit_status"] == 127 and "command not found" in r["stderr"], r' "$out" ||
+		fail "json: $out"
+}
 check_env_scrubbed() {
 	case $out in *s3cr3t*) fail "the secret leaked in: $out" ;; esac
 	grep -q '^PATH=' <<<"$out" || fail "no PATH inside"
@@ -108,9 +113,9 @@ check_mem_limit() {
 check_pids_limit() {
 	read -r u cg <<<"$out"
 	# local as root: a per-run pids cgroup, unreadable under Landlock (fork_bounded proves it)
-	[ "$u" = 40 ] || [ "$cg" = 40 ] || { [ "$prov" = local ] && [ "$(id -u)" = 0 ]; } ||
-		fail "no process limit of 40 visible: ulimit -u '$u', pids.max '$cg'"
-	[ "$prov" = docker ] && { [ "$cg" = 40 ] || fail "pids.max '$cg', want 40"; }
+	[ "$u" = 200 ] || [ "$cg" = 200 ] || { [ "$prov" = local ] && [ "$(id -u)" = 0 ]; } ||
+		fail "no process limit of 200 visible: ulimit -u '$u', pids.max '$cg'"
+	[ "$prov" = docker ] && { [ "$cg" = 200 ] || fail "pids.max '$cg', want 200"; }
 }
 check_fork_bounded() { grep -qi fork <<<"$err$out" || fail "no fork failure reported: ${err:0:200}"; }
 check_fork_ok() { grep -qi "can.t fork\|cannot fork" <<<"$err$out" && fail "fork failed under the default limit: ${err:0:200}"; }
@@ -133,10 +138,15 @@ check_json_cap() {
 		fail "json: $out"
 }
 
+# unique to this run: concurrent runs (other suites, benchmarks) share the daemon and the host
+sleeparg=31.$$
+mine() { docker ps -aq --filter "label=io.corral.root=$1"; }
 memcmd='printf "%s %s\n" "$(ulimit -v)" "$(cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null)"'
 pidscmd='printf "%s %s\n" "$(ulimit -u 2>/dev/null || ulimit -p)" "$(cat /sys/fs/cgroup/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids/pids.max 2>/dev/null)"'
 bigcmd='x=$(head -c 100000000 /dev/zero | tr "\0" a); echo ${#x}'
-forkcmd='i=0; while [ $i -lt 60 ]; do sleep 2 & i=$((i+1)); done; wait'
+# RLIMIT_NPROC (local) counts every process of the uid on the host: limits
+# well above what concurrent suites run as the same uid
+forkcmd='i=0; while [ $i -lt $n ]; do sleep 2 & i=$((i+1)); done; wait'
 
 table() {
 	t write_root 0 -c 'echo data > f1 && cat f1'
@@ -144,9 +154,9 @@ table() {
 	t net_none_loopback 7 -c "busybox nc -w 2 127.0.0.1 $port </dev/null || exit 7"
 	[ -n "$hostip" ] && t net_none_hostip 7 -c "busybox nc -w 2 $hostip $port </dev/null || exit 7"
 	t net_host 0 --net host -c "busybox nc -w 5 127.0.0.1 $port </dev/null"
-	t deadline 124 --timeout 1 -- sleep 31.5
+	t deadline 124 --timeout 1 -- sleep $sleeparg
 	# a deadline before the container even exists: its create may still be in flight
-	t deadline_early 124 --timeout 0.1 -- sleep 31.5
+	t deadline_early 124 --timeout 0.1 -- sleep $sleeparg
 	t exit0 0 -- true
 	t exit3 3 -c 'exit 3'
 	t kill9 137 -c 'kill -9 $$'
@@ -159,9 +169,9 @@ table() {
 	t mem_limit 0 --memory 64M -c "$memcmd"
 	t mem_exceeded '!0' --memory 64M -c "$bigcmd"
 	t mem_ok 0 --memory 1G -c "$bigcmd"
-	t pids_limit 0 --procs 40 -c "$pidscmd"
-	t fork_bounded '!0' --procs 40 -c "$forkcmd; exit 1"
-	t fork_ok 0 --procs 256 -c "$forkcmd"
+	t pids_limit 0 --procs 200 -c "$pidscmd"
+	t fork_bounded '!0' --procs 200 -c "n=260; $forkcmd; exit 1"
+	t fork_ok 0 --procs 256 -c "n=60; $forkcmd"
 	t json 0 --json -c 'echo out; echo err >&2; exit 3'
 	t json_signal 0 --json -c 'kill -9 $$'
 	t json_cap 0 --json --max-output 10 -c 'head -c 100 /dev/zero | tr "\0" a'
@@ -190,6 +200,50 @@ if [[ " ${skipped_cols[*]} " != *" docker "* ]]; then
 	pargs=(--provider docker --image "$IMAGE")
 	t docker_socket_refused 125 --ro /var/run -- true
 	grep -q 'daemon socket' <<<"$err" || fail "stderr: $err"
+	# the same through the docker client (a non-default context): kill/rm by `docker`, not the socket
+	dcfg=$work/docker-config
+	host=${DOCKER_HOST:-unix:///var/run/docker.sock}
+	if DOCKER_CONFIG=$dcfg docker context create corral-alt --docker "host=$host" >/dev/null 2>&1; then
+		export DOCKER_CONFIG=$dcfg DOCKER_CONTEXT=corral-alt
+		t client_exit3 3 -c 'exit 3'
+		t client_deadline 124 --timeout 1 -- sleep $sleeparg
+		t client_notfound 0 --json -- corral-no-such-command
+		pargs=(--provider docker --image corral-no-such-image:never)
+		t client_unknown_image 125 -- true
+		grep -q "is not present locally" <<<"$err" || fail "stderr: $err"
+		pargs=(--provider docker --image "$IMAGE")
+		unset DOCKER_CONFIG DOCKER_CONTEXT
+	else
+		prov=docker name=client_context
+		fail "could not create a docker context"
+	fi
+	# corral itself SIGKILLed mid-run: its guardian removes the container
+	name=corral_killed ok=1
+	root=$work/docker-killed
+	mkdir -p "$root"
+	[ "$(id -u)" = 0 ] && chown "$owner:$owner" "$root"
+	(cd "$root" && exec "$CORRAL" run --root "$root" "${pargs[@]}" -- sleep $sleeparg </dev/null >/dev/null 2>&1) &
+	cpid=$!
+	for _ in $(seq 1 100); do
+		[ -n "$(mine "$root")" ] && break
+		sleep 0.1
+	done
+	if [ -z "$(mine "$root")" ]; then
+		fail "the container never started"
+	else
+		exec 3>&2 2>/dev/null # no "Killed" job notice
+		kill -9 "$cpid"
+		wait "$cpid"
+		exec 2>&3 3>&-
+		for _ in $(seq 1 50); do
+			[ -z "$(mine "$root")" ] && break
+			sleep 0.1
+		done
+		left=$(mine "$root")
+		[ -z "$left" ] || { fail "container outlived corral: $left"; docker rm -f $left >/dev/null; }
+	fi
+	kill -9 "$cpid" 2>/dev/null
+	[ "$ok" = 1 ] && { passed=$((passed + 1)); echo "ok   [docker] corral_killed"; }
 	# json shape: identical keys, only "provider" (and the numbers) differ
 	if [ -f "$work/json-local" ] && [ -f "$work/json-docker" ]; then
 		python3 - "$work/json-local" "$work/json-docker" <<-'EOF' || { prov=both name=json_shape; fail "key sets differ"; }
@@ -199,7 +253,7 @@ if [[ " ${skipped_cols[*]} " != *" docker "* ]]; then
 		assert {k: type(v).__name__ for k, v in a.items()} == {k: type(v).__name__ for k, v in b.items()}
 		EOF
 	fi
-	left=$(docker ps -aq --filter label=io.corral.run)
+	left=$(docker ps -a --filter label=io.corral.run --format '{{.ID}} {{.Label "io.corral.root"}}' | grep " $work/" | cut -d' ' -f1)
 	[ -z "$left" ] || { prov=docker name=no_leftovers; fail "containers left: $left"; docker rm -f $left >/dev/null; }
 fi
 

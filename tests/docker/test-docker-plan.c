@@ -94,8 +94,10 @@ static void test_argv_defaults(void **state)
 	base_policy(&p);
 	s = plan_argv(&p, &CORRAL_EXEC_OPTS(.argv = (const char *const[]){ "id", "-u", NULL }, .capture = true));
 	snprintf(mnt, sizeof(mnt), "|--mount|type=bind,src=%s,dst=/workspace|", tmpdir);
+	assert_non_null(strstr(s, "|--label|io.corral.run=1|"));
+	assert_non_null(strstr(s, "|--label|io.corral.pid="));
 	static const char *const want[] = {
-		"/usr/bin/docker|run|--rm|--name|corral-0123|--pull|never|",
+		"/usr/bin/docker|run|--rm|--name|corral-0123|", "|--pull|never|",
 		"|--init|", "|--log-driver|none|", "|--network|none|", "|--user|1000:1001|",
 		"|--cap-drop|ALL|", "|--security-opt|no-new-privileges|", "|--read-only|",
 		"|--tmpfs|/tmp:rw,exec,nosuid,nodev,size=536870912,mode=1777|", "|-w|/workspace|",
@@ -156,8 +158,8 @@ static void test_argv_variants(void **state)
 		{ CORRAL_NET_HOST, "echo hi", true, false, false, false, 1ull << 30, 256, "|--network|host|", NULL },
 		{ CORRAL_NET_NONE, "echo hi", true, false, false, false, 1ull << 30, 256,
 		  "|corral-test-busybox|/bin/sh|-c|echo hi|", NULL },
-		{ CORRAL_NET_NONE, "cat", true, true, false, false, 1ull << 30, 256, "|--name|corral-0123|-i|", NULL },
-		{ CORRAL_NET_NONE, "cat", false, false, true, false, 1ull << 30, 256, "|--name|corral-0123|-i|", NULL },
+		{ CORRAL_NET_NONE, "cat", true, true, false, false, 1ull << 30, 256, "|--name|corral-0123|-i|--label|", NULL },
+		{ CORRAL_NET_NONE, "cat", false, false, true, false, 1ull << 30, 256, "|--name|corral-0123|-i|--label|", NULL },
 		{ CORRAL_NET_NONE, "cat", false, false, false, true, 1ull << 30, 256, "|--pull|missing|", "|-i|" },
 		/* the tighter of limits.memory and docker.memory; of limits.processes and docker.pids */
 		{ CORRAL_NET_NONE, "x", true, false, false, false, 100ull << 20, 64,

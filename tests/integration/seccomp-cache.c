@@ -20,7 +20,9 @@ int main(void)
 	if (!corral_seccomp_available())
 		skip_or_fail("seccomp filters unavailable on this kernel");
 	for (int net = CORRAL_NET_NONE; net <= CORRAL_NET_HOST; net++)
-		for (int abi = 0; abi <= 10; abi++) {
+		for (int abi = 0; abi <= 10; abi++)
+		for (int ua = 0; ua <= 1; ua++)
+		for (int ho = -1; ho <= 1024; ho += 1025) {
 			struct corral_policy *p = NULL;
 			struct corral_posture pa = {}, pb = {};
 			struct corral_bpf a = {}, b = {};
@@ -29,8 +31,8 @@ int main(void)
 			if (corral_policy_new(&p) < 0)
 				return 1;
 			p->network = net;
-			if (corral_seccomp_compile_abi(p, abi, &pa, &a, &err) < 0 ||
-			    corral_seccomp_compile_cached(p, abi, &pb, &b, &err) < 0) {
+			if (corral_seccomp_compile_unix(p, abi, ua, ho, &pa, &a, &err) < 0 ||
+			    corral_seccomp_compile_cached(p, abi, ua, ho, &pb, &b, &err) < 0) {
 				printf("FAIL net %d abi %d: %s\n", net, abi, err.message);
 				fails++;
 				continue;

@@ -7,6 +7,7 @@
  * broken filter would still do nothing) and must fail with the table's errno.
  */
 #include <fcntl.h>
+#include <linux/landlock.h>
 #include <linux/sched.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
@@ -17,6 +18,7 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/personality.h>
+#include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <termios.h>
@@ -176,14 +178,26 @@ static int check_ns_mount(void)
 	return bad;
 }
 
-/* process_vm_readv of our own memory: refused only when Landlock is absent. */
+/*
+ * process_vm_readv of our own memory, move_pages of our parent: refused only
+ * when Landlock is absent. move_pages of ourselves (pid 0) always works.
+ */
 static int check_vm_read(int expect)
 {
 	char src[8] = "corral", dst[8] = { 0 };
 	struct iovec l = { dst, sizeof(dst) }, rm = { src, sizeof(src) };
+	void *page = src;
+	int status = 0, bad;
 	long r = syscall(SYS_process_vm_readv, getpid(), &l, 1, &rm, 1, 0);
 
-	return sc_expect("process_vm_readv(self)", r, errno, expect);
+	bad = sc_expect("process_vm_readv(self)", r, errno, expect);
+	r = syscall(SYS_move_pages, 0, 1, &page, NULL, &status, 0);
+	bad |= sc_expect("move_pages(0 = self, query)", r, errno, 0);
+	if (expect) {
+		r = syscall(SYS_move_pages, getppid(), 1, &page, NULL, &status, 0);
+		bad |= sc_expect("move_pages(parent, query)", r, errno, expect);
+	}
+	return bad;
 }
 
 /*
@@ -238,6 +252,49 @@ static int check_unavailable(void)
 	return bad;
 }
 
+/*
+ * The ptrace decision end to end: under a real Landlock domain and the
+ * filter built for it, a process traces its own child (gdb, strace) but
+ * not its parent, outside the domain. Without Landlock the filter refuses
+ * ptrace outright.
+ */
+static int check_ptrace(int abi)
+{
+	struct landlock_ruleset_attr attr = { .handled_access_fs = LANDLOCK_ACCESS_FS_MAKE_SOCK };
+	int bad = 0, st, fd;
+	pid_t child;
+	long r;
+
+	if (abi > 0) {
+		fd = syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
+		if (fd < 0 || syscall(SYS_landlock_restrict_self, fd, 0) < 0) {
+			fprintf(stderr, "  Landlock: %m\n");
+			return 1;
+		}
+		close(fd);
+	}
+	sc_child_enter(sc_filter(CORRAL_NET_NONE, abi));
+
+	child = fork();
+	if (child == 0) {
+		raise(SIGSTOP);
+		_exit(5);
+	}
+	waitpid(child, &st, WUNTRACED);
+	r = syscall(SYS_ptrace, PTRACE_SEIZE, child, 0, 0);
+	bad |= sc_expect("ptrace(SEIZE) of own child", r, errno, abi > 0 ? 0 : EPERM);
+	if (r == 0)
+		syscall(SYS_ptrace, PTRACE_DETACH, child, 0, 0);
+	kill(child, SIGKILL);
+	waitpid(child, &st, 0);
+
+	r = syscall(SYS_ptrace, PTRACE_SEIZE, getppid(), 0, 0);
+	bad |= sc_expect("ptrace(SEIZE) of the parent, outside", r, errno, EPERM);
+	if (r == 0)
+		syscall(SYS_ptrace, PTRACE_DETACH, getppid(), 0, 0);
+	return bad;
+}
+
 struct row_call {
 	const char *name;
 	long a[6];
@@ -283,6 +340,22 @@ static int fn_vm_read(const void *a) { return check_vm_read(*(const int *)a); }
 static int fn_row(const void *a) { return check_row(a); }
 static int fn_unavailable(const void *a) { return check_unavailable(); }
 
+static void run_ptrace(int abi)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid == 0) {
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+			_exit(90);
+		_exit(check_ptrace(abi));
+	}
+	st = sc_wait(pid);
+	sc_report(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s",
+		  abi ? "Landlock + filter: ptrace of own child works, of the parent EPERM (Landlock)" :
+			"no Landlock: the filter refuses ptrace, even of own child");
+}
+
 int main(void)
 {
 	static const int eperm = EPERM, works = 0;
@@ -295,8 +368,15 @@ int main(void)
 	run("ioctl: TCGETS and FIONREAD work; TIOCSTI, TIOCLINUX EPERM (also with high bits)", 1, fn_ioctl, NULL);
 	run("personality: query and PER_LINUX work; any other value EPERM", 1, fn_personality, NULL);
 	run("unshare, setns, mount EPERM; chdir works", 1, fn_ns_mount, NULL);
-	run("with Landlock: process_vm_readv(self) is Landlock's business (works)", 1, fn_vm_read, &works);
-	run("without Landlock: process_vm_readv(self) EPERM", 0, fn_vm_read, &eperm);
+	run("with Landlock: process_vm_readv(self) is Landlock's business (works); move_pages(self) works",
+	    1, fn_vm_read, &works);
+	run("without Landlock: process_vm_readv(self), move_pages(parent) EPERM; move_pages(self) works", 0,
+	    fn_vm_read, &eperm);
+	if (syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) >= 1)
+		run_ptrace(1);
+	else
+		printf("# Landlock unavailable: ptrace under Landlock not checked\n");
+	run_ptrace(0);
 	{
 		pid_t pid = fork();
 		int st;

@@ -42,10 +42,10 @@ static const struct {
 	{ CORRAL_NET_NONE, "socket(AF_UNSPEC)", false, AF_UNSPEC, SOCK_STREAM, 0, EACCES },
 	{ CORRAL_NET_NONE, "socket(AF_ALG)", false, 38, SOCK_SEQPACKET, 0, EACCES },
 
-	/* "loopback": inet, inet6, unix; the namespace (elsewhere) confines them. */
+	/* "loopback": inet, inet6; the namespace (elsewhere) confines them; unix as under "none". */
 	{ CORRAL_NET_LOOPBACK, "socket(AF_INET)", false, AF_INET, SOCK_STREAM, 0, 0 },
 	{ CORRAL_NET_LOOPBACK, "socket(AF_INET6)", false, AF_INET6, SOCK_DGRAM, 0, EAFNO },
-	{ CORRAL_NET_LOOPBACK, "socket(AF_UNIX)", false, AF_UNIX, SOCK_STREAM, 0, 0 },
+	{ CORRAL_NET_LOOPBACK, "socket(AF_UNIX)", false, AF_UNIX, SOCK_STREAM, 0, EACCES },
 	{ CORRAL_NET_LOOPBACK, "socketpair(AF_UNIX)", true, AF_UNIX, SOCK_STREAM, 0, 0 },
 	{ CORRAL_NET_LOOPBACK, "socket(AF_NETLINK)", false, AF_NETLINK, SOCK_RAW, NETLINK_ROUTE, EACCES },
 	{ CORRAL_NET_LOOPBACK, "socket(AF_PACKET)", false, AF_PACKET, SOCK_DGRAM, 0, EACCES },

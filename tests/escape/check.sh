@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# `corral check` as one layer of the suite: every promise held under the
+# defaults and under --net host, a report that names each canary, and a
+# scratch directory that is gone afterwards.
+. "$(dirname "$0")/lib.sh"
+cd /tmp || exit 1
+
+for net in none host; do
+	out=$("$C" check --json --net "$net")
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		bad "check --net $net exits $rc"
+		echo "$out" | "$PY" -c '
+import json, sys
+d = json.load(sys.stdin)
+for p in d.get("promises", []):
+    for c in p["canaries"]:
+        if c["result"] in ("broken", "inconclusive"):
+            print("   ", p["id"], c["name"], c["result"], c["observed"])' 2>/dev/null
+		continue
+	fi
+	ok "check --net $net exits 0"
+	echo "$out" | "$PY" -c '
+import json, sys
+net = sys.argv[1]
+d = json.load(sys.stdin)
+assert d["held"] is True, "held is not true"
+ids = {p["id"]: p for p in d["promises"]}
+for want in ("fs.write", "fs.read", "net.no_inet", "net.unix", "syscall.bypass", "proc.isolation",
+             "tty.no_injection", "priv.none", "lifetime", "leak.fds", "leak.env", "limits.memory",
+             "limits.cpu", "limits.processes", "limits.file_size", "limits.open_files", "limits.output"):
+    assert want in ids, want + " missing"
+for p in d["promises"]:
+    assert p["state"] in ("held", "not_applicable"), p
+    assert p["canaries"], p["id"] + " has no canary"
+    for c in p["canaries"]:
+        assert c["name"] and c["observed"], c
+# What must hold whatever the network mode.
+for must in ("fs.write", "fs.read", "proc.isolation", "priv.none", "lifetime", "leak.fds", "leak.env"):
+    assert ids[must]["state"] == "held", must + " is " + ids[must]["state"]
+if net == "none":
+    assert ids["net.no_inet"]["state"] == "held"
+else:
+    assert ids["net.no_inet"]["state"] == "not_applicable"
+import os
+assert not os.path.exists(d["scratch"]), "scratch directory left behind: " + d["scratch"]
+' "$net" && ok "check --net $net: report shape and states" || bad "check --net $net: report"
+done
+
+# Text output, exit code on a usage error, --help mentions the scratch root.
+"$C" check >/dev/null && ok "check (text) exits 0" || bad "check (text) failed"
+"$C" check --bogus >/dev/null 2>&1
+[ $? -eq 125 ] && ok "check --bogus exits 125" || bad "check --bogus does not exit 125"
+"$C" check --help | grep -q "scratch" && ok "check --help explains the scratch root" || bad "check --help"
+out=$("$C" check --json --provider docker 2>/dev/null)
+[ $? -eq 125 ] && echo "$out" | grep -q '"unsupported"' && ok "check --provider docker: unsupported, 125" ||
+	bad "check --provider docker: [$out]"
+
+# A broken promise is reported as broken, with exit 1: best-effort on a pretended
+# ABI 2 drops fs.truncate; the dropped promise is not applicable, not held.
+out=$(CORRAL_TEST_LANDLOCK_ABI=2 "$C" check --json --compat best-effort)
+echo "$out" | "$PY" -c '
+import json, sys
+d = json.load(sys.stdin)
+assert any("fs.truncate" in l for l in d["dropped"]), d["dropped"]
+trunc = [c for p in d["promises"] for c in p["canaries"] if c["name"] == "truncate"][0]
+assert trunc["result"] == "not_applicable" and "dropped" in trunc["observed"], trunc
+' && ok "best-effort: dropped promise reported as such" || bad "best-effort report: $out"
+CORRAL_TEST_LANDLOCK_ABI=2 "$C" check --json >/dev/null 2>&1
+[ $? -eq 125 ] && ok "strict on a pretended ABI 2: refused (125)" || bad "strict on ABI 2 not refused"
+finish

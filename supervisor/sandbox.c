@@ -136,10 +136,15 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 	}
 	/*
 	 * RLIMIT_NPROC counts every task of the real uid system-wide, so it is
-	 * set relative to the uid's count at the start of each run. A pids
-	 * cgroup makes that walk unnecessary (it is exact for the tree).
+	 * set relative to the uid's task count, taken once here (a /proc walk
+	 * costs about as much as a run). Caveat: tasks the uid starts or ends
+	 * later, outside corral, shift the effective limit. A pids cgroup
+	 * makes all this unnecessary: it is exact for the run's tree.
 	 */
 	sb->nproc_relative = !(sb->use_cgroups && (sb->cg.dir[CORRAL_CG_PIDS] || sb->cg.v2_pids));
+	if (sb->nproc_relative && sb->policy->limits.processes)
+		sb->nproc_base = corral_count_uid_tasks(sb->switch_identity ? sb->uid : getuid());
+	sb->tmp_base = corral_tmp_base();
 
 	r = corral_ll_plan_new(sb->policy, sb->root, &sb->posture, &sb->ll, err);
 	if (r < 0)
@@ -153,10 +158,18 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 			if (r < 0)
 				goto fail;
 		}
+#ifdef CORRAL_SC_GENERATOR
 		r = corral_seccomp_compile_unix(sb->policy, corral_landlock_abi(),
 						sb->unix_mode == CORRAL_UNIX_MEDIATED ||
 						sb->unix_mode == CORRAL_UNIX_LANDLOCK,
 						handover, &sb->posture, &sb->bpf, err);
+#else
+		/* The standard policies' filters were compiled at build time. */
+		r = corral_seccomp_compile_cached(sb->policy, corral_landlock_abi(),
+						  sb->unix_mode == CORRAL_UNIX_MEDIATED ||
+						  sb->unix_mode == CORRAL_UNIX_LANDLOCK,
+						  handover, &sb->posture, &sb->bpf, err);
+#endif
 	}
 	if (r < 0)
 		goto fail;
@@ -244,10 +257,9 @@ static void fill_rlimits(const struct corral_sandbox *sb, struct corral_spawn_rl
 	 */
 	if (p->limits.processes && sb->nproc_relative) {
 		rlim_t n = p->limits.processes;
-		long have = corral_count_uid_tasks(sb->switch_identity ? sb->uid : getuid());
 
-		if (have > 0)
-			n += (rlim_t)have;
+		if (sb->nproc_base > 0)
+			n += (rlim_t)sb->nproc_base;
 		set_rl(rl, RLIMIT_NPROC, n, n);
 	}
 }

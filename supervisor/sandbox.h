@@ -65,7 +65,9 @@ struct corral_sandbox {
 
 	struct corral_cgroup_parents cg;
 	bool use_cgroups;
-	bool nproc_relative;  /* RLIMIT_NPROC = procs + the uid's current count */
+	bool nproc_relative;  /* RLIMIT_NPROC = procs + the uid's task count ... */
+	long nproc_base;      /* ... counted once, when the sandbox is built */
+	const char *tmp_base; /* where private tmps are made (static string) */
 
 	struct corral_docker *docker;
 
@@ -107,6 +109,15 @@ void corral_cgroup_remove(struct corral_run *run);
 int corral_tmp_create(const struct corral_sandbox *sb, struct corral_run *run,
 		      struct corral_error *err);
 void corral_tmp_remove(struct corral_run *run);
+
+const char *corral_tmp_base(void);
+/*
+ * seccomp_cache.c: corral_seccomp_compile_unix, served from the filters
+ * precompiled at build time when the policy is a standard one.
+ */
+int corral_seccomp_compile_cached(const struct corral_policy *p, int landlock_abi, bool unix_allowed,
+				  int handover_fd, struct corral_posture *ps, struct corral_bpf *out,
+				  struct corral_error *err);
 
 /* The uid's current task count (threads included), or -1. */
 long corral_count_uid_tasks(uid_t uid);

@@ -33,13 +33,13 @@ bool corral_unotify_available(char *why, size_t why_len)
 
 	if (geteuid() != 0) {
 		/* pidfd_getfd and process_vm_readv need ptrace access to the command. */
-		int fd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC);
+		int yfd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC);
 		char c = '0';
 
-		if (fd >= 0) {
-			if (read(fd, &c, 1) != 1)
+		if (yfd >= 0) {
+			if (read(yfd, &c, 1) != 1)
 				c = '0';
-			close(fd);
+			close(yfd);
 		}
 		if (c >= '2') {
 			snprintf(why, why_len, "Yama ptrace_scope %c keeps an unprivileged supervisor from "

@@ -31,7 +31,23 @@ bool corral_unotify_available(char *why, size_t why_len)
 	struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_BENEATH };
 	int pfd, fd;
 
-	if (syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) < 0) {
+	if (geteuid() != 0) {
+		/* pidfd_getfd and process_vm_readv need ptrace access to the command. */
+		int yfd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC);
+		char c = '0';
+
+		if (yfd >= 0) {
+			if (read(yfd, &c, 1) != 1)
+				c = '0';
+			close(yfd);
+		}
+		if (c >= '2') {
+			snprintf(why, why_len, "Yama ptrace_scope %c keeps an unprivileged supervisor from "
+				 "reading the command's arguments", c);
+			return false;
+		}
+	}
+		if (syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) < 0) {
 		snprintf(why, why_len, "seccomp user notification (Linux 5.0) unavailable: %s",
 			 strerror(errno));
 		return false;

@@ -32,6 +32,7 @@
 #include <linux/capability.h>
 #include <linux/openat2.h>
 #include <linux/seccomp.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -459,6 +460,15 @@ struct corral_unotify {
 	struct hreq *hq; /* request header + payload being built */
 };
 
+static struct seccomp_notif_sizes notif_sizes;
+static pthread_once_t sizes_once = PTHREAD_ONCE_INIT;
+
+static void sizes_init(void)
+{
+	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &notif_sizes) < 0)
+		memset(&notif_sizes, 0, sizeof(notif_sizes));
+}
+
 struct corral_unotify *corral_unotify_start(const struct corral_sandbox *sb,
 					    const struct corral_run *run, int sock)
 {
@@ -470,7 +480,6 @@ struct corral_unotify *corral_unotify_start(const struct corral_sandbox *sb,
 	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
 			      .msg_controllen = sizeof(u.buf) };
-	struct seccomp_notif_sizes sizes = {};
 	struct corral_unotify *un;
 	struct cmsghdr *cm;
 	int lfd = -1;
@@ -486,16 +495,14 @@ struct corral_unotify *corral_unotify_start(const struct corral_sandbox *sb,
 	un = calloc(1, sizeof(*un));
 	if (!un)
 		goto fail;
-	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0)
+	/* The kernel's structures may be larger than this header's: ask once per process. */
+	pthread_once(&sizes_once, sizes_init);
+	if (!notif_sizes.seccomp_notif)
 		goto fail;
-	un->req_size = sizes.seccomp_notif > sizeof(*un->req) ? sizes.seccomp_notif : sizeof(*un->req);
-	un->resp_size = sizes.seccomp_notif_resp > sizeof(*un->resp) ? sizes.seccomp_notif_resp :
-			sizeof(*un->resp);
-	un->req = calloc(1, un->req_size);
-	un->resp = calloc(1, un->resp_size);
-	un->hq = malloc(sizeof(struct hreq) + PAYLOAD_MAX);
-	if (!un->req || !un->resp || !un->hq)
-		goto fail;
+	un->req_size = notif_sizes.seccomp_notif > sizeof(*un->req) ? notif_sizes.seccomp_notif :
+		       sizeof(*un->req);
+	un->resp_size = notif_sizes.seccomp_notif_resp > sizeof(*un->resp) ?
+			notif_sizes.seccomp_notif_resp : sizeof(*un->resp);
 	un->plan = sb->unotify;
 	un->tmp_path = run ? run->tmp_path : NULL;
 	un->tmp_fd = run ? run->tmp_fd : -1;
@@ -991,6 +998,17 @@ void corral_unotify_handle(struct corral_unotify *u, const struct pollfd *pf, in
 			continue;
 		if (pf[i].fd == u->listener) {
 			if (pf[i].revents & POLLIN) {
+				/* Allocated at the first notification: a run without one pays nothing. */
+				if (!u->req) {
+					u->req = calloc(1, u->req_size);
+					u->resp = calloc(1, u->resp_size);
+					u->hq = malloc(sizeof(struct hreq) + PAYLOAD_MAX);
+				}
+				if (!u->req || !u->resp || !u->hq) {
+					/* Out of memory: close the listener; pending and later calls fail ENOSYS. */
+					u->listener = safe_close(u->listener);
+					continue;
+				}
 				memset(u->req, 0, u->req_size);
 				if (ioctl(u->listener, SECCOMP_IOCTL_NOTIF_RECV, u->req) == 0)
 					mediate(u);

@@ -28,6 +28,12 @@
 #include "seccomp/seccomp.h"
 #include "supervisor/sandbox.h"
 
+/*
+ * Sanitizer instrumentation has no place here: it would run on the
+ * borrowed stack, under the command's rlimits, and allocate.
+ */
+#define _child_ __attribute__((no_sanitize("address", "undefined")))
+
 #ifndef PR_CAP_AMBIENT
 #define PR_CAP_AMBIENT 47
 #define PR_CAP_AMBIENT_CLEAR_ALL 4
@@ -66,7 +72,7 @@ const char *corral_child_stage_name(int stage)
 	return "child setup";
 }
 
-static _Noreturn void fail(const struct corral_child *c, int stage, int e)
+static _child_ _Noreturn void fail(const struct corral_child *c, int stage, int e)
 {
 	struct corral_child_report rep = { .stage = stage, .err = e ? e : EIO };
 	ssize_t _unused_ n;
@@ -76,12 +82,12 @@ static _Noreturn void fail(const struct corral_child *c, int stage, int e)
 }
 
 /* Raw syscalls: see the header comment (no glibc setxid broadcast). */
-static long sys3(long nr, long a, long b, long c)
+static _child_ long sys3(long nr, long a, long b, long c)
 {
 	return syscall(nr, a, b, c);
 }
 
-static int mark_cloexec_from(int lowfd)
+static _child_ int mark_cloexec_from(int lowfd)
 {
 	char buf[4096];
 	int dfd, r = 0;
@@ -129,7 +135,7 @@ static int mark_cloexec_from(int lowfd)
 }
 
 /* dup2 that also clears FD_CLOEXEC when src == dst. */
-static int move_fd(int src, int dst)
+static _child_ int move_fd(int src, int dst)
 {
 	if (src < 0)
 		return 0;
@@ -144,7 +150,7 @@ static int move_fd(int src, int dst)
 	return 0;
 }
 
-static size_t str_len(const char *s)
+static _child_ size_t str_len(const char *s)
 {
 	size_t n = 0;
 
@@ -159,7 +165,7 @@ static size_t str_len(const char *s)
  * EACCES if any candidate was found but not executable, else the last
  * meaningful error, else ENOENT.
  */
-static int exec_search(const char *file, char *const *argv, char *const *envp, const char *path)
+static _child_ int exec_search(const char *file, char *const *argv, char *const *envp, const char *path)
 {
 	char buf[4096];
 	bool eacces = false;
@@ -218,7 +224,7 @@ static int exec_search(const char *file, char *const *argv, char *const *envp, c
 	return eacces ? EACCES : ENOENT;
 }
 
-int corral_child_main(void *arg)
+_child_ int corral_child_main(void *arg)
 {
 	const struct corral_child *c = arg;
 	const struct corral_sandbox *sb = c->sb;

@@ -444,6 +444,18 @@ def cost_block(out, S):
         objs = obj if isinstance(obj, tuple) else (obj,)
         pct = sum(p for p, c, d in dso if c == comm and any(d.startswith(o) for o in objs))
         add(label, pct)
+    ps = read(out, "perf-self.txt")
+    if ps:
+        # Self time: these functions call one another, so inclusive
+        # figures would count the same samples twice.
+        pct = 0.0
+        for line in ps.splitlines():
+            m = re.match(r"\s*([\d.]+)%\s+\S+\s+ld-linux\S*\s+\[\.\]\s+(\S+)", line)
+            if m and re.match(r"(init_cpu_features|handle_amd|handle_intel|intel_check_word|get_common_indices|"
+                              r"update_active|get_common_cache_info|dl_init_cacheinfo)", m.group(2)):
+                pct += float(m.group(1))
+        add("↳ part of the two loader rows: glibc's CPU feature probe (cpuid, which traps to the "
+            "hypervisor in a VM)", pct)
     note = (f"Samples of 300 `corral run -- /bin/true` runs (`perf record -g -e cpu-clock`), the driver's own "
             f"{driver:.1f}% taken out; kernel rows are inclusive (a row's callees count in it, and rows can "
             f"overlap: a page fault inside execve counts in both). ≈ ms per run = share × the run's median "

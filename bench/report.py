@@ -74,7 +74,7 @@ def ratio(a, b):
 
 
 def load(out):
-    d = {"machine": {}, "rows": {}, "skipped": {}, "throughput": [], "rss": {}}
+    d = {"machine": {}, "rows": {}, "skipped": {}, "throughput": [], "rss": {}, "out": out}
     p = os.path.join(out, "machine.json")
     if os.path.exists(p):
         d["machine"] = json.load(open(p))
@@ -127,6 +127,24 @@ def status_cell(name, d, s):
     return ""
 
 
+def failures_block(d):
+    """The distinct stderr lines of the runs that failed, per row."""
+    out = []
+    for name, row in sorted(d["rows"].items()):
+        if not row["fail"]:
+            continue
+        p = os.path.join(d["out"], "stderr", name + ".stderr")
+        msgs = {}
+        if os.path.exists(p):
+            for line in open(p, errors="replace"):
+                line = re.sub(r"corral-\d+-\d+", "corral-PID-N", line.strip())
+                if line:
+                    msgs[line[:200]] = msgs.get(line[:200], 0) + 1
+        why = "; ".join(f"`{m}` ×{c}" for m, c in sorted(msgs.items(), key=lambda kv: -kv[1])[:3]) or "no message"
+        out.append(f"- {name}: {row['fail']} failed run(s): {why}")
+    return ("Failed runs (not counted in the figures), with what they printed:\n\n" + "\n".join(out)) if out else ""
+
+
 def latency_table(d, S):
     bare = S.get("bare", {}).get("median_us")
     corral = S.get("corral", {}).get("median_us")
@@ -143,6 +161,9 @@ def latency_table(d, S):
         cpu = ms(s["cpu_median_us"]) + (" (client only)" if "docker" in name else "")
         lines.append(f"| {label} | {s['n']}{fail} | {ms(s['median_us'])} | {ms(s['p90_us'])} | "
                      f"{ratio(s['median_us'], bare)} | {ratio(s['median_us'], corral)} | {cpu} |")
+    fails = failures_block(d)
+    if fails:
+        lines += ["", fails]
     cmds = ["", "CPU ms: user + system time of the launcher and every process it reaped (wait4), a figure"
             " that other load on the machine inflates far less than wall time; for docker it is only the"
             " client's, since the daemon, containerd and runc do the work.",

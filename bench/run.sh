@@ -205,7 +205,9 @@ row corral-x8 1 8 "" "$corral" run --root "$ws" -- /bin/true
 row corral-x64 "$every_x64" 64 "" "$corral" run --root "$ws" -- /bin/true
 
 say "latency: $(wc -l <"$spec") rows, $rounds rounds, interleaved"
-"${prio[@]}" "$interleave" -n "$rounds" -w "$warmup" -s 42 "$spec" >"$out/latency.csv"
+mkdir -p "$out/stderr"
+rm -f "$out"/stderr/*.stderr
+"${prio[@]}" "$interleave" -n "$rounds" -w "$warmup" -s 42 -e "$out/stderr" "$spec" >"$out/latency.csv"
 
 # ------------------------------------------------------------ throughput
 say "throughput: ${seconds}s per launcher and thread count"

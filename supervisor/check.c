@@ -745,19 +745,32 @@ static void net_canaries(struct check *c)
 	/* Pathname Unix sockets: refused with socket() under "none"; Landlock ABI 9 otherwise. */
 	{
 		const struct corral_promise *ru = posture(c, "fs.resolve_unix");
+		bool promised = net == CORRAL_NET_NONE || (ru && ru->state == CORRAL_PROMISE_ENFORCED);
+		struct corral_result res = {};
+		struct corral_error err = {};
 
-		if (c->unix_fd < 0)
+		if (c->unix_fd < 0) {
 			record(c, "net.unix", "unix-path", R_NA, "no Unix socket could be bound in the scratch directory");
-		else if (net != CORRAL_NET_NONE && !(ru && ru->state == CORRAL_PROMISE_ENFORCED))
-			record(c, "net.unix", "unix-path", R_NA,
-			       "network %s: pathname Unix sockets outside the root are reachable until Landlock ABI 9 "
-			       "(kernel has %d)", mode, corral_landlock_abi());
-		else
-			simple(c, "net.unix", "unix-path", net == CORRAL_NET_NONE ? "net.no_sockets" : "fs.resolve_unix",
-			       (const char *[]){ "unix", "path", c->unix_path, NULL });
-		if (listener_hit(c->unix_fd, true) && net == CORRAL_NET_NONE)
-			record(c, "net.unix", "unix-path-listener", R_BROKEN,
-			       "check's Unix socket outside the root accepted a connection");
+		} else if (exec_canary(c, c->sb, (const char *[]){ "unix", "path", c->unix_path, NULL }, CANARY_TIMEOUT,
+				       0, &res, &err) < 0) {
+			record(c, "net.unix", "unix-path", R_INCONCLUSIVE, "corral could not run the canary: %s", err.message);
+		} else {
+			char *line = first_line(&res);
+			bool hit = listener_hit(c->unix_fd, true);
+
+			if (!promised && (hit || (line && strncmp(line, CANARY_BROKEN " ", 7) == 0)))
+				record(c, "net.unix", "unix-path", R_NA,
+				       "network %s: pathname Unix sockets outside the root stay reachable until Landlock ABI 9 "
+				       "(kernel has %d); the canary observed: %s", mode, corral_landlock_abi(),
+				       line ? line : "nothing");
+			else if (hit)
+				record(c, "net.unix", "unix-path", R_BROKEN,
+				       "check's Unix socket outside the root accepted a connection (%s)", line ? line : "");
+			else
+				record_line(c, "net.unix", "unix-path",
+					    net == CORRAL_NET_NONE ? "net.no_sockets" : "fs.resolve_unix", line);
+		}
+		corral_result_clear(&res);
 	}
 	if (c->abstract_fd < 0) {
 		record(c, "net.unix", "unix-abstract", R_NA, "no abstract Unix socket could be bound");

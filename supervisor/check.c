@@ -909,7 +909,7 @@ static void priv_canaries(struct check *c)
 	bool want_nonroot = nr && nr->state == CORRAL_PROMISE_ENFORCED;
 
 	simple(c, "priv.none", "privs", "priv.no_capabilities",
-	       (const char *[]){ "privs", want_nonroot ? "1" : "0", NULL });
+	       (const char *[]){ "privs", want_nonroot ? "1" : "0", c->sb->drop_caps ? "1" : "0", NULL });
 	if (!want_nonroot && nr)
 		record(c, "priv.none", "non-root", R_NA, "%s", nr->why);
 }
@@ -1068,7 +1068,9 @@ static void limit_canaries(struct check *c)
 		if (pp && pp->state == CORRAL_PROMISE_DROPPED) {
 			record(c, "limits.processes", name, R_NA, "dropped under compat best-effort: %s", pp->why);
 		} else if (sb) {
-			if (exec_canary(c, sb, (const char *[]){ "processes", n, NULL }, CANARY_TIMEOUT, 0, &res, &err) < 0)
+			if (exec_canary(c, sb,
+					(const char *[]){ "processes", n, sb->nproc_relative ? "relative" : "exact", NULL },
+					CANARY_TIMEOUT, 0, &res, &err) < 0)
 				record(c, "limits.processes", name, R_INCONCLUSIVE, "corral could not run the canary: %s",
 				       err.message);
 			else

@@ -4,7 +4,10 @@
  *
  *   interleave [-n ROUNDS] [-w WARMUP] [-s SEED] SPECFILE
  *       Round-robins the rows of SPECFILE and prints one CSV line per run:
- *       row,round,conc,wall_us,batch_us,status,maxrss_kb
+ *       row,round,conc,wall_us,batch_us,status,maxrss_kb,cpu_us
+ *       (cpu_us: user + system time of the child and every descendant it
+ *       reaped, from wait4 — what the launch cost in CPU, which other load on
+ *       the machine inflates far less than wall time)
  *   interleave --peak-rss COMMAND [ARG...]
  *       Runs COMMAND once and prints a JSON object with its wall time,
  *       wait4's ru_maxrss and the largest VmHWM sampled from
@@ -152,6 +155,7 @@ static void run_row(const struct row *r, unsigned round, bool print,
 	uint64_t *end = xmalloc(r->conc * sizeof(uint64_t));
 	int *status = xmalloc(r->conc * sizeof(int));
 	long *rss = xmalloc(r->conc * sizeof(long));
+	double *cpu = xmalloc(r->conc * sizeof(double));
 	uint64_t t0 = now_ns(), last = t0;
 	unsigned started = 0;
 
@@ -164,6 +168,7 @@ static void run_row(const struct row *r, unsigned round, bool print,
 			status[i] = 127;
 			end[i] = start[i];
 			rss[i] = 0;
+			cpu[i] = 0;
 			continue;
 		}
 		started++;
@@ -184,6 +189,8 @@ static void run_row(const struct row *r, unsigned round, bool print,
 				end[i] = t;
 				status[i] = exit_code(st);
 				rss[i] = ru.ru_maxrss;
+				cpu[i] = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 +
+					 (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 				started--;
 				break;
 			}
@@ -192,14 +199,15 @@ static void run_row(const struct row *r, unsigned round, bool print,
 	}
 	if (print)
 		for (unsigned i = 0; i < r->conc; i++)
-			printf("%s,%u,%u,%.3f,%.3f,%d,%ld\n", r->name, round, r->conc,
+			printf("%s,%u,%u,%.3f,%.3f,%d,%ld,%.0f\n", r->name, round, r->conc,
 			       (double)(end[i] - start[i]) / 1e3, (double)(last - t0) / 1e3,
-			       status[i], rss[i]);
+			       status[i], rss[i], cpu[i]);
 	free(pids);
 	free(start);
 	free(end);
 	free(status);
 	free(rss);
+	free(cpu);
 }
 
 static long read_vmhwm(pid_t pid)
@@ -299,7 +307,7 @@ int main(int argc, char **argv)
 	devnull_actions(&fa);
 	size_t *order = xmalloc(n * sizeof(size_t));
 	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
-	printf("row,round,conc,wall_us,batch_us,status,maxrss_kb\n");
+	printf("row,round,conc,wall_us,batch_us,status,maxrss_kb,cpu_us\n");
 	for (unsigned round = 0; round < warmup + rounds; round++) {
 		unsigned r = round < warmup ? 0 : round - warmup;
 

@@ -745,10 +745,14 @@ static void net_canaries(struct check *c)
 	/* Pathname Unix sockets: refused with socket() under "none"; Landlock ABI 9 otherwise. */
 	{
 		const struct corral_promise *ru = posture(c, "fs.resolve_unix");
-		bool promised = net == CORRAL_NET_NONE || (ru && ru->state == CORRAL_PROMISE_ENFORCED);
+		const struct corral_promise *um = posture(c, "net.unix_mediated");
+		bool promised;
 		struct corral_result res = {};
 		struct corral_error err = {};
 
+		if (um && um->state == CORRAL_PROMISE_ENFORCED && net != CORRAL_NET_NONE)
+			ru = um; /* the supervisor's mediation (seccomp user notification) */
+		promised = net == CORRAL_NET_NONE || (ru && ru->state == CORRAL_PROMISE_ENFORCED);
 		if (c->unix_fd < 0) {
 			record(c, "net.unix", "unix-path", R_NA, "no Unix socket could be bound in the scratch directory");
 		} else if (exec_canary(c, c->sb, (const char *[]){ "unix", "path", c->unix_path, NULL }, CANARY_TIMEOUT,
@@ -768,7 +772,7 @@ static void net_canaries(struct check *c)
 				       "check's Unix socket outside the root accepted a connection (%s)", line ? line : "");
 			else
 				record_line(c, "net.unix", "unix-path",
-					    net == CORRAL_NET_NONE ? "net.no_sockets" : "fs.resolve_unix", line);
+					    net == CORRAL_NET_NONE ? "net.no_sockets" : ru ? ru->id : "fs.resolve_unix", line);
 		}
 		corral_result_clear(&res);
 	}

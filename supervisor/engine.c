@@ -358,6 +358,7 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 	double t0, deadline;
 	bool interactive = false, timed_out = false, cancelled = false, main_reaped = false;
 	struct rusage ru;
+	struct corral_unotify *un = NULL;
 	pid_t pid = -1;
 	int status = 0, r = 0;
 	ssize_t n;
@@ -536,11 +537,14 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 	}
 
 	pidfd = (int)syscall(__NR_pidfd_open, pid, 0);
+	/* Unix-socket mediation: the listener the child sent before execve. */
+	if (sp->run && sp->run->un_parent >= 0)
+		un = corral_unotify_start(sp->confine, sp->run, sp->run->un_parent);
 
 	/* The event loop. */
 	for (;;) {
-		struct pollfd pf[5];
-		int np = 0, ipid = -1, iout = -1, ierr = -1, iin = -1, icancel = -1;
+		struct pollfd pf[5 + CORRAL_UNOTIFY_MAX_POLLFDS];
+		int np = 0, ipid = -1, iout = -1, ierr = -1, iin = -1, icancel = -1, iun = -1, nun = 0;
 		double left = deadline - now_ms();
 		struct timespec ts;
 		bool exited = false;
@@ -572,6 +576,11 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 			icancel = np;
 			pf[np++] = (struct pollfd){ .fd = opts->cancel_fd, .events = POLLIN };
 		}
+		if (un) {
+			iun = np;
+			nun = corral_unotify_pollfds(un, pf + np);
+			np += nun;
+		}
 		ts.tv_sec = (time_t)(left / 1e3);
 		ts.tv_nsec = (long)((left - (double)ts.tv_sec * 1e3) * 1e6);
 		if (ppoll(pf, (nfds_t)np, &ts, NULL) < 0) {
@@ -585,6 +594,8 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 			cancelled = true;
 			break;
 		}
+		if (nun > 0)
+			corral_unotify_handle(un, pf + iun, nun);
 		if (iout >= 0 && pf[iout].revents)
 			stream_read(&out);
 		if (ierr >= 0 && pf[ierr].revents)
@@ -638,6 +649,9 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 	kill(-pid, SIGKILL);
 	if (sp->run)
 		corral_cgroup_kill(sp->run);
+	/* Mediated calls still waiting get no answer: their callers are being killed. */
+	corral_unotify_free(un);
+	un = NULL;
 
 	while (wait4(pid, &status, __WALL, &ru) < 0 && errno == EINTR)
 		;
@@ -695,6 +709,7 @@ out:
 		reg_del(pid);
 		pthread_mutex_unlock(&g_lock);
 	}
+	corral_unotify_free(un);
 	if (stack != MAP_FAILED)
 		munmap(stack, CHILD_STACK_SIZE);
 	safe_close(pidfd);

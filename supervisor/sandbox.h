@@ -18,6 +18,7 @@
 #include "seccomp/seccomp.h"
 #include "supervisor/engine.h"
 #include "supervisor/netns.h"
+#include "supervisor/unotify.h"
 #include "supervisor/posture.h"
 
 struct corral_docker;
@@ -64,11 +65,15 @@ struct corral_sandbox {
 
 	struct corral_cgroup_parents cg;
 	bool use_cgroups;
-	bool nproc_relative;  /* RLIMIT_NPROC = procs + the uid's current count */
+	bool nproc_relative;  /* RLIMIT_NPROC = procs + the uid's task count ... */
+	long nproc_base;      /* ... counted once, when the sandbox is built */
+	const char *tmp_base; /* where private tmps are made (static string) */
 
 	struct corral_docker *docker;
 
 	struct corral_netns_plan netns; /* network "loopback" (supervisor/netns.c) */
+	int unix_mode;                  /* enum corral_unix_mode (supervisor/unotify.c) */
+	struct corral_unotify_plan *unotify; /* CORRAL_UNIX_MEDIATED only */
 };
 
 /* One run's confinement state, prepared by the parent before fork. */
@@ -80,6 +85,7 @@ struct corral_run {
 	bool set_nproc;
 	int tmp_fd;                  /* the private tmp directory, or -1 */
 	char *tmp_path;
+	int un_parent, un_child;     /* Unix mediation: the listener's way to the parent, or -1 */
 };
 
 /* identity.c: decide uid/gid (euid 0) and add the identity promises. */
@@ -103,6 +109,15 @@ void corral_cgroup_remove(struct corral_run *run);
 int corral_tmp_create(const struct corral_sandbox *sb, struct corral_run *run,
 		      struct corral_error *err);
 void corral_tmp_remove(struct corral_run *run);
+
+const char *corral_tmp_base(void);
+/*
+ * seccomp_cache.c: corral_seccomp_compile_unix, served from the filters
+ * precompiled at build time when the policy is a standard one.
+ */
+int corral_seccomp_compile_cached(const struct corral_policy *p, int landlock_abi, bool unix_allowed,
+				  int handover_fd, struct corral_posture *ps, struct corral_bpf *out,
+				  struct corral_error *err);
 
 /* The uid's current task count (threads included), or -1. */
 long corral_count_uid_tasks(uid_t uid);
@@ -148,6 +163,7 @@ enum corral_child_stage {
 	STAGE_NETNS,
 	STAGE_USERNS_MAP,
 	STAGE_LOOPBACK_UP,
+	STAGE_UNOTIFY,
 };
 const char *corral_child_stage_name(int stage);
 

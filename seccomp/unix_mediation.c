@@ -75,10 +75,24 @@ bool corral_unotify_available(char *why, size_t why_len)
 	return true;
 }
 
+#ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+#define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
+#endif
+
 int corral_unotify_install(const struct corral_bpf *prog)
 {
 	struct sock_fprog fprog = { .len = prog->len, .filter = prog->filter };
-	long fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &fprog);
+	long fd;
 
+	/*
+	 * Once the supervisor has received a call, only a fatal signal may
+	 * end the caller's wait (Linux 5.19): otherwise a handled signal
+	 * would restart a connect the helper already made (EISCONN).
+	 * Older kernels: without it.
+	 */
+	fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+		     SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, &fprog);
+	if (fd < 0 && errno == EINVAL)
+		fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &fprog);
 	return fd < 0 ? -errno : (int)fd;
 }

@@ -417,9 +417,16 @@ static pid_t helper_spawn(const struct corral_unotify_plan *plan, int *sock_out)
 		close(1);
 		close(2);
 		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		/* Out of the terminal's reach (Ctrl-C is corral's to handle), and no host handler runs here. */
+		setsid();
+		for (int sig = 1; sig < _NSIG; sig++) {
+			struct sigaction sa = { .sa_handler = sig == SIGPIPE ? SIG_IGN : SIG_DFL };
+
+			if (sig != SIGKILL && sig != SIGSTOP && !(sig >= 32 && sig < SIGRTMIN))
+				sigaction(sig, &sa, NULL);
+		}
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		signal(SIGPIPE, SIG_IGN);
 		if (plan->switch_identity) {
 			gid_t g = plan->gid;
 

@@ -74,7 +74,7 @@ def ratio(a, b):
 
 
 def load(out):
-    d = {"machine": {}, "rows": {}, "skipped": {}, "throughput": [], "rss": {}}
+    d = {"machine": {}, "rows": {}, "skipped": {}, "throughput": [], "rss": {}, "out": out}
     p = os.path.join(out, "machine.json")
     if os.path.exists(p):
         d["machine"] = json.load(open(p))
@@ -127,6 +127,24 @@ def status_cell(name, d, s):
     return ""
 
 
+def failures_block(d):
+    """The distinct stderr lines of the runs that failed, per row."""
+    out = []
+    for name, row in sorted(d["rows"].items()):
+        if not row["fail"]:
+            continue
+        p = os.path.join(d["out"], "stderr", name + ".stderr")
+        msgs = {}
+        if os.path.exists(p):
+            for line in open(p, errors="replace"):
+                line = re.sub(r"corral-\d+-\d+", "corral-PID-N", line.strip())
+                if line:
+                    msgs[line[:200]] = msgs.get(line[:200], 0) + 1
+        why = "; ".join(f"`{m}` ×{c}" for m, c in sorted(msgs.items(), key=lambda kv: -kv[1])[:3]) or "no message"
+        out.append(f"- {name}: {row['fail']} failed run(s): {why}")
+    return ("Failed runs (not counted in the figures), with what they printed:\n\n" + "\n".join(out)) if out else ""
+
+
 def latency_table(d, S):
     bare = S.get("bare", {}).get("median_us")
     corral = S.get("corral", {}).get("median_us")
@@ -143,6 +161,9 @@ def latency_table(d, S):
         cpu = ms(s["cpu_median_us"]) + (" (client only)" if "docker" in name else "")
         lines.append(f"| {label} | {s['n']}{fail} | {ms(s['median_us'])} | {ms(s['p90_us'])} | "
                      f"{ratio(s['median_us'], bare)} | {ratio(s['median_us'], corral)} | {cpu} |")
+    fails = failures_block(d)
+    if fails:
+        lines += ["", fails]
     cmds = ["", "CPU ms: user + system time of the launcher and every process it reaped (wait4), a figure"
             " that other load on the machine inflates far less than wall time; for docker it is only the"
             " client's, since the daemon, containerd and runc do the work.",
@@ -160,25 +181,32 @@ def privilege_block(d, S):
              ("corral-no-private-tmp", "`corral run --policy P -- /bin/true` as root, `fs.private_tmp: false`")]
     if not any(n in S or n in d["skipped"] for n, _ in names[:2]):
         return "not measured (the run was not as root)"
-    lines = ["| launcher | runs | median ms | p90 ms |", "| --- | ---: | ---: | ---: |"]
+    lines = ["| launcher | runs | median ms | p90 ms | CPU ms (median) |", "| --- | ---: | ---: | ---: | ---: |"]
     for n, label in names:
         s = S.get(n)
         why = status_cell(n, d, s)
-        lines.append(f"| {label} | — | {why} | |" if why else
-                     f"| {label} | {s['n']} | {ms(s['median_us'])} | {ms(s['p90_us'])} |")
+        lines.append(f"| {label} | — | {why} | | |" if why else
+                     f"| {label} | {s['n']} | {ms(s['median_us'])} | {ms(s['p90_us'])} | {ms(s['cpu_median_us'])} |")
+    # CPU time, not wall time: on a busy machine a difference of two noisy
+    # wall-clock medians of a few ms says little; CPU time barely moves.
     try:
-        sp, cu, cr = (S[n]["median_us"] for n, _ in names[:3])
-        unpriv = cu - sp + S["bare"]["median_us"]
-        lines += ["", f"corral started as nobody costs about {ms(unpriv)} ms once setpriv's own exec is "
-                  f"taken out ({ms(cu)} − {ms(sp)} + {ms(S['bare']['median_us'])}); as root it costs {ms(cr)} ms: "
-                  f"root mode adds **{ms(cr - unpriv)} ms** (identity switch, capability drop, and per-run "
-                  "cgroups — created, joined, killed and removed for every run)."]
+        sp, cu, cr, bare = (S[n]["cpu_median_us"] for n in ("setpriv-true", "corral-unpriv", "corral", "bare"))
+        unpriv = cu - sp + bare
+        diff = cr - unpriv
+        verdict = (f"root mode adds **{ms(diff)} ms** of CPU" if abs(diff) >= 200 else
+                   f"the difference ({diff / 1000:+.2f} ms) is within the noise of this subtraction (±0.2 ms)")
+        lines += ["", f"In CPU time, corral started as nobody costs about {ms(unpriv)} ms once setpriv's own "
+                  f"exec is taken out ({ms(cu)} − {ms(sp)} + {ms(bare)}); as root {ms(cr)} ms: {verdict} "
+                  "(as root: identity switch, capability drop, and per-run cgroups — created, joined, killed "
+                  "and removed for every run)."]
     except (KeyError, TypeError):
         pass
     try:
-        nt, cr = S["corral-no-private-tmp"]["median_us"], S["corral"]["median_us"]
+        nt, cr = S["corral-no-private-tmp"]["cpu_median_us"], S["corral"]["cpu_median_us"]
         lines += ["", f"Without the per-run private `/tmp` directory (created and removed on the host for "
-                  f"every run) the same run takes {ms(nt)} ms: the private tmp costs **{ms(cr - nt)} ms**."]
+                  f"every run) a run takes {ms(nt)} ms of CPU against {ms(cr)} ms: the private tmp costs "
+                  f"**{ms(cr - nt)} ms** of CPU; its wall-time cost depends on the filesystem under `/tmp` "
+                  f"(see the scratch-directory table below)."]
     except (KeyError, TypeError):
         pass
     return "\n".join(lines)
@@ -437,6 +465,18 @@ def cost_block(out, S):
         objs = obj if isinstance(obj, tuple) else (obj,)
         pct = sum(p for p, c, d in dso if c == comm and any(d.startswith(o) for o in objs))
         add(label, pct)
+    ps = read(out, "perf-self.txt")
+    if ps:
+        # Self time: these functions call one another, so inclusive
+        # figures would count the same samples twice.
+        pct = 0.0
+        for line in ps.splitlines():
+            m = re.match(r"\s*([\d.]+)%\s+\S+\s+ld-linux\S*\s+\[\.\]\s+(\S+)", line)
+            if m and re.match(r"(init_cpu_features|handle_amd|handle_intel|intel_check_word|get_common_indices|"
+                              r"update_active|get_common_cache_info|dl_init_cacheinfo)", m.group(2)):
+                pct += float(m.group(1))
+        add("↳ part of the two loader rows: glibc's CPU feature probe (cpuid, which traps to the "
+            "hypervisor in a VM)", pct)
     note = (f"Samples of 300 `corral run -- /bin/true` runs (`perf record -g -e cpu-clock`), the driver's own "
             f"{driver:.1f}% taken out; kernel rows are inclusive (a row's callees count in it, and rows can "
             f"overlap: a page fault inside execve counts in both). ≈ ms per run = share × the run's median "

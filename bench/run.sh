@@ -205,7 +205,9 @@ row corral-x8 1 8 "" "$corral" run --root "$ws" -- /bin/true
 row corral-x64 "$every_x64" 64 "" "$corral" run --root "$ws" -- /bin/true
 
 say "latency: $(wc -l <"$spec") rows, $rounds rounds, interleaved"
-"${prio[@]}" "$interleave" -n "$rounds" -w "$warmup" -s 42 "$spec" >"$out/latency.csv"
+mkdir -p "$out/stderr"
+rm -f "$out"/stderr/*.stderr
+"${prio[@]}" "$interleave" -n "$rounds" -w "$warmup" -s 42 -e "$out/stderr" "$spec" >"$out/latency.csv"
 
 # ------------------------------------------------------------ throughput
 say "throughput: ${seconds}s per launcher and thread count"
@@ -271,6 +273,8 @@ if [ "$smoke" = 0 ] && command -v perf >/dev/null && grep -q '^corral	' "$spec";
 			grep -v '^#' | grep -v '^$' | head -25 >"$out/perf-dso.txt" || true
 		perf report -i "$work/perf.data" --no-children --sort comm,dso,sym --stdio -g none 2>/dev/null |
 			grep -v '^#' | grep -v '^$' | head -40 >"$out/perf-sym.txt" || true
+		perf report -i "$work/perf.data" --no-children --sort comm,dso,sym --stdio -g none 2>/dev/null |
+			grep -v '^#' | grep -v '^$' | head -3000 >"$out/perf-self.txt" || true
 		perf report -i "$work/perf.data" --children --sort sym --stdio -g none 2>/dev/null |
 			grep -v '^#' | grep -v '^$' | head -3000 >"$out/perf-children.txt" || true
 	fi
@@ -289,7 +293,7 @@ for base in ("/tmp", "/dev/shm"):
         t0 = time.perf_counter(); d = tempfile.mkdtemp(dir=base); t1 = time.perf_counter()
         os.rmdir(d); t2 = time.perf_counter()
         mk.append(t1 - t0); rm.append(t2 - t1)
-    fs = subprocess.run(["findmnt", "-n", "-o", "FSTYPE,OPTIONS", "-T", base], capture_output=True, text=True).stdout.strip()
+    fs = (subprocess.run(["findmnt", "-n", "-o", "FSTYPE,OPTIONS", "-T", base], capture_output=True, text=True).stdout.strip().splitlines() or ["?"])[0]
     res[base] = {"mkdir_us": sorted(mk)[100] * 1e6, "rmdir_us": sorted(rm)[100] * 1e6, "fs": fs}
 json.dump(res, open(sys.argv[1], "w"), indent=1)
 EOF

@@ -8,6 +8,7 @@
 #define CORRAL_SANDBOX_H
 
 #include <stdbool.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/resource.h>
 #include <sys/types.h>
@@ -66,7 +67,11 @@ struct corral_sandbox {
 	struct corral_cgroup_parents cg;
 	bool use_cgroups;
 	bool nproc_relative;  /* RLIMIT_NPROC = procs + the uid's task count ... */
-	long nproc_base;      /* ... counted once, when the sandbox is built */
+	long nproc_base;      /* ... counted once, when the sandbox is built, */
+	pthread_t nproc_thread; /* ... by this thread, overlapping the rest of the setup */
+	bool nproc_pending;
+	uid_t nproc_uid;
+	pthread_mutex_t nproc_lock;
 	const char *tmp_base; /* where private tmps are made (static string) */
 
 	struct corral_docker *docker;
@@ -81,8 +86,6 @@ struct corral_run {
 	int ruleset_fd;              /* Landlock ruleset for this run, or -1 */
 	int cg_fd[CORRAL_CG_MAX];    /* O_WRONLY cgroup.procs of the run's cgroups, or -1 */
 	char *cg_dir[CORRAL_CG_MAX]; /* the run's cgroup directories (rmdir after) */
-	struct rlimit rl_nproc;      /* RLIMIT_NPROC for this run (RLIM_INFINITY: unset) */
-	bool set_nproc;
 	int tmp_fd;                  /* the private tmp directory, or -1 */
 	char *tmp_path;
 	int un_parent, un_child;     /* Unix mediation: the listener's way to the parent, or -1 */
@@ -119,7 +122,7 @@ int corral_seccomp_compile_cached(const struct corral_policy *p, int landlock_ab
 				  int handover_fd, struct corral_posture *ps, struct corral_bpf *out,
 				  struct corral_error *err);
 
-/* The uid's current task count (threads included), or -1. */
+/* The uid's current task count (threads included), not counting our own process; or -1. */
 long corral_count_uid_tasks(uid_t uid);
 
 /* The argument block of the child: everything prepared, read-only in the child. */

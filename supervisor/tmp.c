@@ -177,6 +177,7 @@ long corral_count_uid_tasks(uid_t uid)
 {
 	char buf[8192], sub[300];
 	long total = 0, n;
+	int self = (int)getpid();
 	int dfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	if (dfd < 0)
@@ -201,6 +202,9 @@ long corral_count_uid_tasks(uid_t uid)
 			 * task directory has 2 + threads links.
 			 */
 			if (fstatat(dfd, d->name, &st, 0) < 0 || st.st_uid != uid)
+				continue;
+			/* Our own process is counted by the caller, at run time. */
+			if (atoi(d->name) == self)
 				continue;
 			snprintf(sub, sizeof(sub), "%s/task", d->name);
 			if (fstatat(dfd, sub, &st, 0) == 0)

@@ -31,6 +31,8 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include <jansson.h>
+
 #include "policy/policy.h"
 #include "supervisor/docker.h"
 
@@ -850,18 +852,44 @@ static int find_client(char *const *environ_, char **out)
 	return -ENOENT;
 }
 
+/* The client's current context from its config file (DOCKER_CONFIG, else ~/.docker), or NULL. */
+static char *config_context(char *const *environ_)
+{
+	const char *dir = env_get(environ_, "DOCKER_CONFIG"), *home = env_get(environ_, "HOME");
+	_cleanup_free_ char *path = NULL;
+	json_t *root, *ctx;
+	char *out = NULL;
+
+	if (dir && *dir ? asprintf(&path, "%s/config.json", dir) < 0
+	    : !home || !*home || asprintf(&path, "%s/.docker/config.json", home) < 0) {
+		path = NULL;
+		return NULL;
+	}
+	root = json_load_file(path, 0, NULL);
+	ctx = json_object_get(root, "currentContext");
+	if (json_is_string(ctx))
+		out = strdup(json_string_value(ctx));
+	json_decref(root);
+	return out;
+}
+
 /*
  * The daemon's Unix socket when corral can talk to it directly: DOCKER_HOST
- * unix://PATH, or the default when neither DOCKER_HOST nor DOCKER_CONTEXT
- * points elsewhere. NULL: ask through the client.
+ * unix://PATH, or the default when no context (DOCKER_CONTEXT, or the
+ * config file's currentContext) points elsewhere. NULL: ask through the
+ * client.
  */
 static const char *daemon_socket(char *const *environ_)
 {
 	const char *h = env_get(environ_, "DOCKER_HOST"), *c = env_get(environ_, "DOCKER_CONTEXT");
+	_cleanup_free_ char *cfg = NULL;
 
 	if (h && *h)
 		return strncmp(h, "unix://", 7) == 0 && h[7] == '/' ? h + 7 : NULL;
-	if (c && *c && strcmp(c, "default") != 0)
+	if (c && *c)
+		return strcmp(c, "default") == 0 ? DEFAULT_SOCK : NULL;
+	cfg = config_context(environ_);
+	if (cfg && *cfg && strcmp(cfg, "default") != 0)
 		return NULL;
 	return DEFAULT_SOCK;
 }
@@ -895,7 +923,9 @@ static int check_daemon(const struct corral_docker *d, const char *image, bool p
 	if (s < 0)
 		return corral_err(err, CORRAL_E_PROVIDER, -s,
 				  "docker provider: daemon not reachable at unix://%s (%s)%s", d->sock, strerror(-s),
-				  s == -ENOENT || s == -ECONNREFUSED ? "; is dockerd running?" : "");
+				  s == -ENOENT || s == -ECONNREFUSED ? "; is dockerd running?"
+				  : s == -EACCES ? "; the socket's group (usually docker) may use it"
+						 : "");
 	if (s != 200)
 		return corral_err(err, CORRAL_E_PROVIDER, EIO, "docker provider: daemon at unix://%s answered %d: %s",
 				  d->sock, s, body);
@@ -908,6 +938,58 @@ static int check_daemon(const struct corral_docker *d, const char *image, bool p
 	if (s < 0)
 		return corral_err(err, CORRAL_E_PROVIDER, -s, "docker provider: image lookup failed: %s", strerror(-s));
 	return corral_err(err, CORRAL_E_PROVIDER, EIO, "docker provider: image lookup answered %d: %s", s, body);
+}
+
+/*
+ * Docker discards a limit the kernel cannot enforce with only a warning on
+ * the client's stderr ("PIDs limit discarded"). With the daemon on a local
+ * socket it shares this kernel, so look for the cgroup controllers first:
+ * under compat strict a missing one is a refusal naming the key.
+ */
+static bool cgroup_has(const char *v1_file, const char *v2_controller)
+{
+	char buf[512];
+	ssize_t n;
+	int fd = open("/sys/fs/cgroup/cgroup.controllers", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return access(v1_file, F_OK) == 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	safe_close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	for (char *save = NULL, *w = strtok_r(buf, " \n", &save); w; w = strtok_r(NULL, " \n", &save))
+		if (strcmp(w, v2_controller) == 0)
+			return true;
+	return false;
+}
+
+static int check_kernel(const struct corral_policy *p, struct corral_error *err)
+{
+	static const struct {
+		const char *key, *v1, *v2;
+	} need[] = {
+		{ "docker.memory", "/sys/fs/cgroup/memory/memory.limit_in_bytes", "memory" },
+		{ "docker.pids", "/sys/fs/cgroup/pids", "pids" },
+		{ "docker.cpus", "/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "cpu" },
+	};
+
+	if (p->compat != CORRAL_COMPAT_STRICT)
+		return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(need); i++) {
+		bool asked = i == 0   ? p->docker.memory || p->limits.memory
+			     : i == 1 ? p->docker.pids || p->limits.processes
+				      : p->docker.cpus > 0;
+		if (!asked)
+			continue;
+		if (!cgroup_has(need[i].v1, need[i].v2))
+			return corral_err(err, CORRAL_E_UNENFORCEABLE, EOPNOTSUPP,
+					  "%s: this kernel has no %s cgroup, docker would discard the limit "
+					  "(compat best-effort runs without it)",
+					  need[i].key, need[i].v2);
+	}
+	return 0;
 }
 
 int corral_docker_prepare(const struct corral_policy *p, const char *root_abs, struct corral_docker **out,
@@ -929,6 +1011,11 @@ int corral_docker_prepare(const struct corral_policy *p, const char *root_abs, s
 	r = corral_docker_identity(p, root_abs, &h.uid, &h.gid, err);
 	if (r < 0)
 		return r;
+	if (h.sock) {
+		r = check_kernel(p, err);
+		if (r < 0)
+			return r;
+	}
 	r = corral_docker_plan(p, root_abs, &h, &d, err);
 	if (r < 0)
 		return r;

@@ -91,6 +91,11 @@ check_deadline() {
 	fi
 }
 check_deadline_early() { check_deadline; }
+check_client_deadline() { check_deadline; }
+check_client_notfound() {
+	python3 -c 'import json,sys; r=json.loads(sys.argv[1]); assert r["exit_status"] == 127 and "command not found" in r["stderr"], r' "$out" ||
+		fail "json: $out"
+}
 check_env_scrubbed() {
 	case $out in *s3cr3t*) fail "the secret leaked in: $out" ;; esac
 	grep -q '^PATH=' <<<"$out" || fail "no PATH inside"
@@ -195,6 +200,23 @@ if [[ " ${skipped_cols[*]} " != *" docker "* ]]; then
 	pargs=(--provider docker --image "$IMAGE")
 	t docker_socket_refused 125 --ro /var/run -- true
 	grep -q 'daemon socket' <<<"$err" || fail "stderr: $err"
+	# the same through the docker client (a non-default context): kill/rm by `docker`, not the socket
+	dcfg=$work/docker-config
+	host=${DOCKER_HOST:-unix:///var/run/docker.sock}
+	if DOCKER_CONFIG=$dcfg docker context create corral-alt --docker "host=$host" >/dev/null 2>&1; then
+		export DOCKER_CONFIG=$dcfg DOCKER_CONTEXT=corral-alt
+		t client_exit3 3 -c 'exit 3'
+		t client_deadline 124 --timeout 1 -- sleep $sleeparg
+		t client_notfound 0 --json -- corral-no-such-command
+		pargs=(--provider docker --image corral-no-such-image:never)
+		t client_unknown_image 125 -- true
+		grep -q "is not present locally" <<<"$err" || fail "stderr: $err"
+		pargs=(--provider docker --image "$IMAGE")
+		unset DOCKER_CONFIG DOCKER_CONTEXT
+	else
+		prov=docker name=client_context
+		fail "could not create a docker context"
+	fi
 	# corral itself SIGKILLed mid-run: its guardian removes the container
 	name=corral_killed ok=1
 	root=$work/docker-killed

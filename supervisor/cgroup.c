@@ -177,13 +177,23 @@ int corral_cgroup_create(const struct corral_sandbox *sb, struct corral_run *run
 
 		if (!cg->dir[i])
 			continue;
-		if (asprintf(&run->cg_dir[i], "%s/corral-%d-%u", cg->dir[i], (int)getpid(), n) < 0)
-			return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
-		if (mkdir(run->cg_dir[i], 0755) < 0) {
+		/*
+		 * The name may exist: left by an earlier corral with the same pid
+		 * that was killed before its watchdog started, or made by a corral
+		 * in another pid namespace. Never touch it: take the next number.
+		 */
+		for (int tries = 0;; tries++) {
+			if (asprintf(&run->cg_dir[i], "%s/corral-%d-%u", cg->dir[i], (int)getpid(), n) < 0)
+				return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+			if (mkdir(run->cg_dir[i], 0755) == 0)
+				break;
 			r = errno;
 			free(run->cg_dir[i]);
 			run->cg_dir[i] = NULL;
-			return corral_err(err, CORRAL_E_SETUP, r, "cgroup %s/corral-*: %s", cg->dir[i], strerror(r));
+			if (r != EEXIST || tries >= 100)
+				return corral_err(err, CORRAL_E_SETUP, r, "cgroup %s/corral-*: %s", cg->dir[i],
+						  strerror(r));
+			n = atomic_fetch_add(&counter, 1);
 		}
 		r = 0;
 		if (i == CORRAL_CG_PIDS || (i == CORRAL_CG_UNIFIED && cg->v2_pids)) {

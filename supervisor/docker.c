@@ -3,17 +3,19 @@
  * The docker provider: the same policy in a throwaway container.
  *
  * prepare (once per sandbox): find the client, ask the daemon over its Unix
- * socket whether it answers and has the image (a raw HTTP/1.0 request: ~1 ms,
- * where `docker version` costs ~50 ms), and build the `docker run` options
- * from the policy. exec (per command): a fresh container name, the argv, and
- * the shared engine, which runs the client as a plain child. The container
- * is the confinement; the client itself is not confined.
+ * socket whether it answers and has the image (two raw HTTP/1.0 requests,
+ * under a millisecond, where merely starting the client costs ~10 ms), and
+ * build the `docker run` options from the policy. exec (per command): a
+ * fresh container name, the argv, and the shared engine, which runs the
+ * client as a plain child. The container is the confinement; the client
+ * itself is not confined.
  *
  * No container may outlive a run: at the deadline the container is killed
  * through the daemon before the engine kills the client (killing only the
- * client leaves the container running), and whenever the client did not
- * exit on its own the container is force-removed, retrying briefly because
- * a create request may still be in flight in the daemon.
+ * client leaves the container running); whenever the client did not exit
+ * on its own the container is force-removed, retrying briefly because a
+ * create request may still be in flight in the daemon; and a guardian
+ * process removes it if corral itself dies mid-run.
  */
 #include <fcntl.h>
 #include <grp.h>
@@ -386,7 +388,7 @@ int corral_docker_plan(const struct corral_policy *p, const char *root_abs, cons
 
 	d = calloc(1, sizeof(*d));
 	if (!d)
-		return -ENOMEM;
+		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
 	d->client = strdup(h->client ? h->client : "docker");
 	d->sock = h->sock ? strdup(h->sock) : NULL;
 	if (!d->client || (h->sock && !d->sock))

@@ -42,6 +42,7 @@
 #define API_TIMEOUT_MS 5000
 #define CLIENT_TIMEOUT_MS 10000
 #define REMOVE_RETRY_MS 1500
+#define REMOVE_WAIT_MS 10000
 
 struct strv {
 	char **v;
@@ -1055,33 +1056,58 @@ static void docker_on_deadline(void *arg)
 		run->maybe_uncreated = api_request(run->d->sock, "POST", path, NULL, 0) == 404;
 	} else {
 		const char *args[] = { "kill", run->name, NULL };
-		(void)run_client(run->d, args, CLIENT_TIMEOUT_MS, NULL, 0);
+		char msg[256];
+		int s = run_client(run->d, args, CLIENT_TIMEOUT_MS, msg, sizeof(msg));
+		run->maybe_uncreated = s > 0 && strstr(msg, "No such container");
 	}
+}
+
+/* One removal attempt, as an HTTP status (the client's answer mapped onto one), or -errno. */
+static int remove_once(const struct docker_run *run)
+{
+	char path[128], msg[256];
+	int s;
+
+	if (run->d->sock) {
+		snprintf(path, sizeof(path), "/containers/%s?force=1", run->name);
+		return api_request(run->d->sock, "DELETE", path, NULL, 0);
+	}
+	const char *args[] = { "rm", "-f", run->name, NULL };
+	s = run_client(run->d, args, CLIENT_TIMEOUT_MS, msg, sizeof(msg));
+	if (s < 0)
+		return s;
+	if (s == 0)
+		return 204;
+	if (strstr(msg, "No such container"))
+		return 404;
+	if (strstr(msg, "in progress"))
+		return 409;
+	return 500;
 }
 
 /*
  * Force-remove the container. When it was never seen, a 404 right after
  * the client was killed may mean its create request is still in the
  * daemon, so look again briefly before believing it; 409 is a removal
- * (--rm) already under way: wait for it to finish.
+ * (--rm) already under way, and the container is listed until it ends:
+ * wait for it.
  */
 static void remove_container(const struct docker_run *run)
 {
-	long long end = now_ms() + REMOVE_RETRY_MS;
-	char path[128];
+	long long start = now_ms();
 
-	if (!run->d->sock) {
-		const char *args[] = { "rm", "-f", run->name, NULL };
-		(void)run_client(run->d, args, CLIENT_TIMEOUT_MS, NULL, 0);
-		return;
-	}
-	snprintf(path, sizeof(path), "/containers/%s?force=1", run->name);
-	do {
-		int s = api_request(run->d->sock, "DELETE", path, NULL, 0);
-		if (s == 204 || s < 0 || (s == 404 && !run->maybe_uncreated))
+	for (;;) {
+		int s = remove_once(run);
+		long long t = now_ms() - start;
+
+		if (s == 204 || s < 0)
+			return;
+		if (s == 404 && (!run->maybe_uncreated || t >= REMOVE_RETRY_MS))
+			return;
+		if (t >= REMOVE_WAIT_MS)
 			return;
 		nanosleep(&(struct timespec){ .tv_nsec = 100 * 1000 * 1000 }, NULL);
-	} while (now_ms() < end);
+	}
 }
 
 static void docker_on_finish(void *arg)

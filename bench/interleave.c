@@ -2,9 +2,12 @@
 /*
  * interleave — the whole-command latency driver of bench/run.sh.
  *
- *   interleave [-n ROUNDS] [-w WARMUP] [-s SEED] SPECFILE
+ *   interleave [-n ROUNDS] [-w WARMUP] [-s SEED] [-e DIR] SPECFILE
  *       Round-robins the rows of SPECFILE and prints one CSV line per run:
- *       row,round,conc,wall_us,batch_us,status,maxrss_kb
+ *       row,round,conc,wall_us,batch_us,status,maxrss_kb,cpu_us
+ *       (cpu_us: user + system time of the child and every descendant it
+ *       reaped, from wait4 — what the launch cost in CPU, which other load on
+ *       the machine inflates far less than wall time)
  *   interleave --peak-rss COMMAND [ARG...]
  *       Runs COMMAND once and prints a JSON object with its wall time,
  *       wait4's ru_maxrss and the largest VmHWM sampled from
@@ -20,8 +23,10 @@
  * one run is the point: clock, thermal and page-cache drift hit every row
  * alike instead of whichever one hyperfine happened to run last.
  *
- * Children get /dev/null as stdin, stdout and stderr and this process's
- * environment. Rounds below WARMUP run but print nothing.
+ * Children get /dev/null as stdin and stdout, and this process's
+ * environment; stderr is /dev/null too, or with -e DIR appended to
+ * DIR/NAME.stderr, so a failing run leaves its reason behind (the
+ * launchers measured here print nothing on success). Rounds below WARMUP run but print nothing.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -44,6 +49,7 @@ struct row {
 	unsigned every;
 	unsigned conc;
 	char **argv;
+	posix_spawn_file_actions_t fa;
 };
 
 _Noreturn __attribute__((format(printf, 1, 2))) static void die(const char *fmt, ...)
@@ -130,11 +136,15 @@ static int parse_spec(const char *path, struct row **rows_out, size_t *n_out)
 	return 0;
 }
 
-static void devnull_actions(posix_spawn_file_actions_t *fa)
+static void devnull_actions(posix_spawn_file_actions_t *fa, const char *err_path)
 {
 	posix_spawn_file_actions_init(fa);
-	for (int fd = 0; fd <= 2; fd++)
+	for (int fd = 0; fd <= 1; fd++)
 		posix_spawn_file_actions_addopen(fa, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0);
+	if (err_path)
+		posix_spawn_file_actions_addopen(fa, 2, err_path, O_WRONLY | O_APPEND | O_CREAT, 0644);
+	else
+		posix_spawn_file_actions_addopen(fa, 2, "/dev/null", O_WRONLY, 0);
 }
 
 static int exit_code(int status)
@@ -144,26 +154,27 @@ static int exit_code(int status)
 	return WEXITSTATUS(status);
 }
 
-static void run_row(const struct row *r, unsigned round, bool print,
-		    const posix_spawn_file_actions_t *fa)
+static void run_row(const struct row *r, unsigned round, bool print)
 {
 	pid_t *pids = xmalloc(r->conc * sizeof(pid_t));
 	uint64_t *start = xmalloc(r->conc * sizeof(uint64_t));
 	uint64_t *end = xmalloc(r->conc * sizeof(uint64_t));
 	int *status = xmalloc(r->conc * sizeof(int));
 	long *rss = xmalloc(r->conc * sizeof(long));
+	double *cpu = xmalloc(r->conc * sizeof(double));
 	uint64_t t0 = now_ns(), last = t0;
 	unsigned started = 0;
 
 	for (unsigned i = 0; i < r->conc; i++) {
 		start[i] = now_ns();
-		int e = posix_spawnp(&pids[i], r->argv[0], fa, NULL, r->argv, environ);
+		int e = posix_spawnp(&pids[i], r->argv[0], &r->fa, NULL, r->argv, environ);
 		if (e != 0) {
 			fprintf(stderr, "interleave: %s: spawn %s: %s\n", r->name, r->argv[0], strerror(e));
 			pids[i] = -1;
 			status[i] = 127;
 			end[i] = start[i];
 			rss[i] = 0;
+			cpu[i] = 0;
 			continue;
 		}
 		started++;
@@ -184,6 +195,8 @@ static void run_row(const struct row *r, unsigned round, bool print,
 				end[i] = t;
 				status[i] = exit_code(st);
 				rss[i] = ru.ru_maxrss;
+				cpu[i] = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 +
+					 (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 				started--;
 				break;
 			}
@@ -192,14 +205,15 @@ static void run_row(const struct row *r, unsigned round, bool print,
 	}
 	if (print)
 		for (unsigned i = 0; i < r->conc; i++)
-			printf("%s,%u,%u,%.3f,%.3f,%d,%ld\n", r->name, round, r->conc,
+			printf("%s,%u,%u,%.3f,%.3f,%d,%ld,%.0f\n", r->name, round, r->conc,
 			       (double)(end[i] - start[i]) / 1e3, (double)(last - t0) / 1e3,
-			       status[i], rss[i]);
+			       status[i], rss[i], cpu[i]);
 	free(pids);
 	free(start);
 	free(end);
 	free(status);
 	free(rss);
+	free(cpu);
 }
 
 static long read_vmhwm(pid_t pid)
@@ -241,7 +255,7 @@ static int peak_rss(char **argv)
 	pid_t pid;
 	int st, e;
 
-	devnull_actions(&fa);
+	devnull_actions(&fa, NULL);
 	t0 = now_ns();
 	e = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
 	if (e != 0)
@@ -268,13 +282,14 @@ static int peak_rss(char **argv)
 int main(int argc, char **argv)
 {
 	unsigned rounds = 100, warmup = 3;
+	const char *err_dir = NULL;
 	struct row *rows;
 	size_t n;
 	int opt;
 
 	if (argc > 2 && strcmp(argv[1], "--peak-rss") == 0)
 		return peak_rss(argv + 2);
-	while ((opt = getopt(argc, argv, "+n:w:s:")) != -1) {
+	while ((opt = getopt(argc, argv, "+n:w:s:e:")) != -1) {
 		switch (opt) {
 		case 'n':
 			rounds = (unsigned)strtoul(optarg, NULL, 10);
@@ -285,21 +300,30 @@ int main(int argc, char **argv)
 		case 's':
 			rng_state = strtoull(optarg, NULL, 10) | 1;
 			break;
+		case 'e':
+			err_dir = optarg;
+			break;
 		default:
-			die("%s", "usage: interleave [-n ROUNDS] [-w WARMUP] [-s SEED] SPECFILE | --peak-rss CMD...");
+			die("%s", "usage: interleave [-n ROUNDS] [-w WARMUP] [-s SEED] [-e DIR] SPECFILE | --peak-rss CMD...");
 		}
 	}
 	if (optind != argc - 1)
-		die("%s", "usage: interleave [-n ROUNDS] [-w WARMUP] [-s SEED] SPECFILE | --peak-rss CMD...");
+		die("%s", "usage: interleave [-n ROUNDS] [-w WARMUP] [-s SEED] [-e DIR] SPECFILE | --peak-rss CMD...");
 	parse_spec(argv[optind], &rows, &n);
 	if (n == 0)
 		die("%s: no rows", argv[optind]);
 
-	posix_spawn_file_actions_t fa;
-	devnull_actions(&fa);
+	for (size_t i = 0; i < n; i++) {
+		char *path = NULL;
+
+		if (err_dir && asprintf(&path, "%s/%s.stderr", err_dir, rows[i].name) < 0)
+			die("%s", "out of memory");
+		devnull_actions(&rows[i].fa, path);
+		free(path);
+	}
 	size_t *order = xmalloc(n * sizeof(size_t));
 	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
-	printf("row,round,conc,wall_us,batch_us,status,maxrss_kb\n");
+	printf("row,round,conc,wall_us,batch_us,status,maxrss_kb,cpu_us\n");
 	for (unsigned round = 0; round < warmup + rounds; round++) {
 		unsigned r = round < warmup ? 0 : round - warmup;
 
@@ -319,10 +343,11 @@ int main(int argc, char **argv)
 				continue;
 			if (round < warmup && round > 0 && row->every > 1)
 				continue;
-			run_row(row, r, round >= warmup, &fa);
+			run_row(row, r, round >= warmup);
 		}
 		fflush(stdout);
 	}
-	posix_spawn_file_actions_destroy(&fa);
+	for (size_t i = 0; i < n; i++)
+		posix_spawn_file_actions_destroy(&rows[i].fa);
 	return 0;
 }

@@ -74,18 +74,19 @@ def ratio(a, b):
 
 
 def load(out):
-    d = {"machine": {}, "rows": {}, "skipped": {}, "throughput": [], "rss": {}}
+    d = {"machine": {}, "rows": {}, "skipped": {}, "throughput": [], "rss": {}, "out": out}
     p = os.path.join(out, "machine.json")
     if os.path.exists(p):
         d["machine"] = json.load(open(p))
     p = os.path.join(out, "latency.csv")
     if os.path.exists(p):
         for r in csv.DictReader(open(p)):
-            row = d["rows"].setdefault(r["row"], {"wall": [], "batch": {}, "fail": 0, "conc": int(r["conc"])})
+            row = d["rows"].setdefault(r["row"], {"wall": [], "cpu": [], "batch": {}, "fail": 0, "conc": int(r["conc"])})
             if int(r["status"]) != 0:
                 row["fail"] += 1
                 continue
             row["wall"].append(float(r["wall_us"]))
+            row["cpu"].append(float(r.get("cpu_us") or "nan"))
             row["batch"][int(r["round"])] = float(r["batch_us"])
     p = os.path.join(out, "skipped.tsv")
     if os.path.exists(p):
@@ -112,6 +113,7 @@ def stats(row):
         "p90_us": pct(w, 90) if w else None,
         "p10_us": pct(w, 10) if w else None,
         "mean_us": statistics.fmean(w) if w else None,
+        "cpu_median_us": statistics.median(row["cpu"]) if row["cpu"] else None,
         "batch_median_us": statistics.median(b) if b else None,
         "batches": len(b),
     }
@@ -125,22 +127,47 @@ def status_cell(name, d, s):
     return ""
 
 
+def failures_block(d):
+    """The distinct stderr lines of the runs that failed, per row."""
+    out = []
+    for name, row in sorted(d["rows"].items()):
+        if not row["fail"]:
+            continue
+        p = os.path.join(d["out"], "stderr", name + ".stderr")
+        msgs = {}
+        if os.path.exists(p):
+            for line in open(p, errors="replace"):
+                line = re.sub(r"corral-\d+-\d+", "corral-PID-N", line.strip())
+                if line:
+                    msgs[line[:200]] = msgs.get(line[:200], 0) + 1
+        why = "; ".join(f"`{m}` ×{c}" for m, c in sorted(msgs.items(), key=lambda kv: -kv[1])[:3]) or "no message"
+        out.append(f"- {name}: {row['fail']} failed run(s): {why}")
+    return ("Failed runs (not counted in the figures), with what they printed:\n\n" + "\n".join(out)) if out else ""
+
+
 def latency_table(d, S):
     bare = S.get("bare", {}).get("median_us")
     corral = S.get("corral", {}).get("median_us")
-    lines = ["| launcher | runs | median ms | p90 ms | × bare | × corral |",
-             "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    lines = ["| launcher | runs | median ms | p90 ms | × bare | × corral | CPU ms (median) |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for name in MAIN:
         label, _ = LABELS[name]
         s = S.get(name)
         why = status_cell(name, d, s)
         if why:
-            lines.append(f"| {label} | — | {why} | | | |")
+            lines.append(f"| {label} | — | {why} | | | | |")
             continue
         fail = f" ({s['failed']} failed)" if s["failed"] else ""
+        cpu = ms(s["cpu_median_us"]) + (" (client only)" if "docker" in name else "")
         lines.append(f"| {label} | {s['n']}{fail} | {ms(s['median_us'])} | {ms(s['p90_us'])} | "
-                     f"{ratio(s['median_us'], bare)} | {ratio(s['median_us'], corral)} |")
-    cmds = ["", "Commands, as run (paths shortened; `$WS` is a scratch root owned by nobody):", "", "```"]
+                     f"{ratio(s['median_us'], bare)} | {ratio(s['median_us'], corral)} | {cpu} |")
+    fails = failures_block(d)
+    if fails:
+        lines += ["", fails]
+    cmds = ["", "CPU ms: user + system time of the launcher and every process it reaped (wait4), a figure"
+            " that other load on the machine inflates far less than wall time; for docker it is only the"
+            " client's, since the daemon, containerd and runc do the work.",
+            "", "Commands, as run (paths shortened; `$WS` is a scratch root owned by nobody):", "", "```"]
     for name in MAIN:
         cmds.append(f"{LABELS[name][0]:26} {LABELS[name][1]}")
     cmds.append("```")
@@ -150,22 +177,36 @@ def latency_table(d, S):
 def privilege_block(d, S):
     names = [("setpriv-true", "`setpriv --reuid=65534 … /bin/true`"),
              ("corral-unpriv", "`setpriv --reuid=65534 … corral run -- /bin/true` (corral as nobody)"),
-             ("corral", "`corral run -- /bin/true` as root (runs the command as nobody)")]
+             ("corral", "`corral run -- /bin/true` as root (runs the command as nobody)"),
+             ("corral-no-private-tmp", "`corral run --policy P -- /bin/true` as root, `fs.private_tmp: false`")]
     if not any(n in S or n in d["skipped"] for n, _ in names[:2]):
         return "not measured (the run was not as root)"
-    lines = ["| launcher | runs | median ms | p90 ms |", "| --- | ---: | ---: | ---: |"]
+    lines = ["| launcher | runs | median ms | p90 ms | CPU ms (median) |", "| --- | ---: | ---: | ---: | ---: |"]
     for n, label in names:
         s = S.get(n)
         why = status_cell(n, d, s)
-        lines.append(f"| {label} | — | {why} | |" if why else
-                     f"| {label} | {s['n']} | {ms(s['median_us'])} | {ms(s['p90_us'])} |")
+        lines.append(f"| {label} | — | {why} | | |" if why else
+                     f"| {label} | {s['n']} | {ms(s['median_us'])} | {ms(s['p90_us'])} | {ms(s['cpu_median_us'])} |")
+    # CPU time, not wall time: on a busy machine a difference of two noisy
+    # wall-clock medians of a few ms says little; CPU time barely moves.
     try:
-        sp, cu, cr = (S[n]["median_us"] for n, _ in names)
-        unpriv = cu - sp + S["bare"]["median_us"]
-        lines += ["", f"corral started as nobody costs about {ms(unpriv)} ms once setpriv's own exec is "
-                  f"taken out ({ms(cu)} − {ms(sp)} + {ms(S['bare']['median_us'])}); as root it costs {ms(cr)} ms: "
-                  f"root mode adds **{ms(cr - unpriv)} ms** (identity switch, capability drop, and per-run "
-                  "cgroups — created, joined, killed and removed for every run)."]
+        sp, cu, cr, bare = (S[n]["cpu_median_us"] for n in ("setpriv-true", "corral-unpriv", "corral", "bare"))
+        unpriv = cu - sp + bare
+        diff = cr - unpriv
+        verdict = (f"root mode adds **{ms(diff)} ms** of CPU" if abs(diff) >= 200 else
+                   f"the difference ({diff / 1000:+.2f} ms) is within the noise of this subtraction (±0.2 ms)")
+        lines += ["", f"In CPU time, corral started as nobody costs about {ms(unpriv)} ms once setpriv's own "
+                  f"exec is taken out ({ms(cu)} − {ms(sp)} + {ms(bare)}); as root {ms(cr)} ms: {verdict} "
+                  "(as root: identity switch, capability drop, and per-run cgroups — created, joined, killed "
+                  "and removed for every run)."]
+    except (KeyError, TypeError):
+        pass
+    try:
+        nt, cr = S["corral-no-private-tmp"]["cpu_median_us"], S["corral"]["cpu_median_us"]
+        lines += ["", f"Without the per-run private `/tmp` directory (created and removed on the host for "
+                  f"every run) a run takes {ms(nt)} ms of CPU against {ms(cr)} ms: the private tmp costs "
+                  f"**{ms(cr - nt)} ms** of CPU; its wall-time cost depends on the filesystem under `/tmp` "
+                  f"(see the scratch-directory table below)."]
     except (KeyError, TypeError):
         pass
     return "\n".join(lines)
@@ -353,7 +394,8 @@ def machine_block(d):
         f"- memory: {m.get('memory_gb')} GiB; kernel {m.get('kernel')}; {m.get('distro')}; Landlock ABI {m.get('landlock_abi')}",
         f"- ran as uid {m.get('uid')} ({'commands run as nobody' if m.get('uid') == 0 else 'unprivileged'}); "
         f"floor {'statically' if m.get('floor_static') else 'dynamically'} linked",
-        f"- {m.get('rounds')} interleaved rounds; measured {m.get('date')} at commit {m.get('commit')}",
+        f"- {m.get('rounds')} interleaved rounds at nice {m.get('nice', 0)}; measured {m.get('date')} at commit {m.get('commit')}",
+        f"- load average when the run started: {m.get('loadavg', '?')} (a shared machine: other jobs were running)",
     ])
 
 
@@ -367,6 +409,81 @@ def read(out, name, limit=None):
     return text.rstrip()
 
 
+# Inclusive kernel entry points (perf --children) that account for one
+# corral run, and the user-space objects (self time) beside them.
+COST_CENTRES = [
+    ("execve of corral and of /bin/true", [r"__x64_sys_execve"]),
+    ("page faults (every process)", [r"asm_exc_page_fault"]),
+    ("per-run cgroups: mkdir + rmdir", [r"cgroup_mkdir", r"cgroup_rmdir"]),
+    ("per-run cgroups: joining (cgroup.procs)", [r"__cgroup_procs_write", r"__cgroup1_procs_write"]),
+    ("private /tmp: ext4 mkdir + rmdir", [r"ext4_mkdir", r"ext4_rmdir"]),
+    ("seccomp: loading + JIT of the filter (kernel)", [r"do_seccomp"]),
+    ("Landlock syscalls", [r"__(x64|do)_sys_landlock_(create_ruleset|add_rule|restrict_self)"]),
+    ("openat (policy paths, /proc, cgroup files, libraries)", [r"__x64_sys_openat"]),
+    ("clone of the child", [r"__do_sys_clone"]),
+    ("exit_group (address-space teardown)", [r"__x64_sys_exit_group"]),
+]
+DSO_CENTRES = [
+    ("dynamic loader (corral)", "corral", "ld-linux"),
+    ("dynamic loader (/bin/true)", "true", "ld-linux"),
+    ("libseccomp: compiling the filter", "corral", "libseccomp"),
+    ("libc (corral: malloc, stdio, …)", "corral", "libc.so"),
+    ("libcorral + corral + jansson", "corral", ("libcorral", "corral", "libjansson")),
+]
+
+
+def cost_block(out, S):
+    pc = read(out, "perf-children.txt")
+    pd = read(out, "perf-dso.txt")
+    if not pc or not pd:
+        return "not measured (full run with perf only)"
+    children = {}
+    for line in pc.splitlines():
+        m = re.match(r"\s*([\d.]+)%\s+([\d.]+)%\s+\[[k.]\]\s+(\S+)", line)
+        if m:
+            children.setdefault(m.group(3), float(m.group(1)))
+    dso, driver = [], 0.0
+    for line in pd.splitlines():
+        m = re.match(r"\s*([\d.]+)%\s+(\S+)\s+(\S+)", line)
+        if m:
+            dso.append((float(m.group(1)), m.group(2), m.group(3)))
+            if m.group(2) == "interleave":
+                driver += float(m.group(1))
+    runs_share = 100.0 - driver
+    cpu = S.get("corral", {}).get("cpu_median_us")
+    lines = ["| where | share of the runs' CPU samples | ≈ ms per run |", "| --- | ---: | ---: |"]
+
+    def add(label, pct):
+        share = pct / runs_share if runs_share > 0 else float("nan")
+        est = f"{share * cpu / 1000:.2f}" if cpu and not math.isnan(cpu) else "—"
+        lines.append(f"| {label} | {share * 100:.1f}% | {est} |")
+
+    for label, pats in COST_CENTRES:
+        pct = sum(v for k, v in children.items() if any(re.fullmatch(p, k) for p in pats))
+        add(label, pct)
+    for label, comm, obj in DSO_CENTRES:
+        objs = obj if isinstance(obj, tuple) else (obj,)
+        pct = sum(p for p, c, d in dso if c == comm and any(d.startswith(o) for o in objs))
+        add(label, pct)
+    ps = read(out, "perf-self.txt")
+    if ps:
+        # Self time: these functions call one another, so inclusive
+        # figures would count the same samples twice.
+        pct = 0.0
+        for line in ps.splitlines():
+            m = re.match(r"\s*([\d.]+)%\s+\S+\s+ld-linux\S*\s+\[\.\]\s+(\S+)", line)
+            if m and re.match(r"(init_cpu_features|handle_amd|handle_intel|intel_check_word|get_common_indices|"
+                              r"update_active|get_common_cache_info|dl_init_cacheinfo)", m.group(2)):
+                pct += float(m.group(1))
+        add("↳ part of the two loader rows: glibc's CPU feature probe (cpuid, which traps to the "
+            "hypervisor in a VM)", pct)
+    note = (f"Samples of 300 `corral run -- /bin/true` runs (`perf record -g -e cpu-clock`), the driver's own "
+            f"{driver:.1f}% taken out; kernel rows are inclusive (a row's callees count in it, and rows can "
+            f"overlap: a page fault inside execve counts in both). ≈ ms per run = share × the run's median "
+            f"CPU time ({ms(cpu)} ms, wait4 of corral and its child).")
+    return note + "\n\n" + "\n".join(lines)
+
+
 def shorten(text):
     """Absolute build and scratch paths out of quoted commands."""
     text = re.sub(r"/\S*/(corral|floor|interleave|libcorral\.so)\b", r"\1", text)
@@ -375,6 +492,17 @@ def shorten(text):
 
 def profile_block(out):
     parts = []
+    p = os.path.join(out, "mkdir-cost.json")
+    if os.path.exists(p):
+        m = json.load(open(p))
+        rows = ["| directory | filesystem (options) | mkdtemp µs | rmdir µs |", "| --- | --- | ---: | ---: |"]
+        for base, v in m.items():
+            fs = v["fs"].split(None, 1)
+            opts = fs[1] if len(fs) > 1 else ""
+            flag = " (**discard**)" if "discard" in opts.split(",") else ""
+            rows.append(f"| `{base}` | {fs[0] if fs else '?'}{flag} | {v['mkdir_us']:.0f} | {v['rmdir_us']:.0f} |")
+        parts += ["One scratch directory created and removed (median of 200; the private `/tmp` of every"
+                  " run costs one of each on the host's `/tmp`):", "", *rows, ""]
     s = read(out, "strace-c.txt", 40)
     if s:
         parts += ["`strace -c -f corral run -- /bin/true` (supervisor and child together; times are"
@@ -503,6 +631,7 @@ def main():
         "throughput": thr,
         "rss": rss_block(d),
         "phases": phases_block(a.out),
+        "cost": cost_block(a.out, S),
         "profile": profile_block(a.out),
         "hyperfine": hyperfine_block(a.out, S),
     }

@@ -2,7 +2,7 @@
 # Regenerate every benchmark figure: one command.
 #
 #   bash bench/run.sh [--smoke] [--build DIR] [--out DIR] [--rounds N]
-#                     [--no-docker] [--no-docs]
+#                     [--no-docker] [--no-docs] [--nice N]
 #
 # Full run (default): builds (meson, DIR defaults to build-bench), measures
 #   1. whole-command latency of /bin/true, every launcher interleaved in one
@@ -14,13 +14,17 @@
 # writes bench/results/*.{csv,json,txt}, renders docs/bench-latency.png and
 # rewrites the generated blocks of docs/benchmarks.md.
 #
+# --nice N (default -10 for a full run as root, else 0) runs the measuring
+# programs at that priority, so other jobs on a shared machine disturb
+# them less; every launcher inherits it alike (docker's containers, started
+# by the daemon, do not).
 # --smoke (CI): a few rounds into a temporary directory, 64 MB instead of
 # 1 GB, docs untouched, no daemon started. Never asserts timings; a launcher
 # that cannot run here becomes a "skipped: why" row, not a failure. The
 # script fails only when the harness itself is broken.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
-smoke=0 build= out= rounds= docker=1 docs=1 drop_out=0
+smoke=0 build= out= rounds= docker=1 docs=1 drop_out=0 nice=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--smoke) smoke=1 ;;
@@ -29,6 +33,7 @@ while [ $# -gt 0 ]; do
 	--rounds) rounds=$2; shift ;;
 	--no-docker) docker=0 ;;
 	--no-docs) docs=0 ;;
+	--nice) nice=$2; shift ;;
 	-h|--help) sed -n '2,21p' "$0"; exit 0 ;;
 	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	esac
@@ -45,6 +50,11 @@ else
 	rounds=${rounds:-300} warmup=10 every_docker=10 every_x64=3 seconds=4 rss_size=1G phase_n=300
 	out=${out:-$src/bench/results}
 fi
+if [ -z "$nice" ]; then
+	nice=0
+	[ "$smoke" = 0 ] && [ "$(id -u)" = 0 ] && nice=-10
+fi
+prio=(nice -n "$nice")
 build=${build:-${CORRAL_BUILDDIR:-build-bench}}
 [ -f "$build/build.ninja" ] || meson setup "$build" >/dev/null
 ninja -C "$build" >/dev/null
@@ -76,8 +86,8 @@ file -L "$floor" 2>/dev/null | grep -q 'statically linked' && floor_static=true
 B_CPU=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1) \
 B_MEMKB=$(sed -n 's/^MemTotal:[[:space:]]*\([0-9]*\).*/\1/p' /proc/meminfo) \
 B_DISTRO=$(. /etc/os-release 2>/dev/null && echo "${PRETTY_NAME:-?}") \
-B_VIRT=$(systemd-detect-virt 2>/dev/null || echo unknown) \
-B_ABI=$abi B_FLOOR_STATIC=$floor_static B_SMOKE=$smoke B_ROUNDS=$rounds \
+B_VIRT="vm: $(systemd-detect-virt --vm 2>/dev/null || true), container: $(systemd-detect-virt --container 2>/dev/null || true)" \
+B_ABI=$abi B_NICE=$nice B_FLOOR_STATIC=$floor_static B_SMOKE=$smoke B_ROUNDS=$rounds \
 B_COMMIT=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo "?") \
 python3 - "$out/machine.json" <<'EOF'
 import json, os, platform, sys, time
@@ -87,7 +97,7 @@ json.dump({"nproc": os.cpu_count(), "cpu": e["B_CPU"], "kernel": platform.releas
            "virt": e["B_VIRT"], "uid": os.getuid(), "landlock_abi": e["B_ABI"],
            "floor_static": e["B_FLOOR_STATIC"] == "true",
            "date": time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime()), "commit": e["B_COMMIT"],
-           "smoke": e["B_SMOKE"] == "1", "rounds": int(e["B_ROUNDS"])},
+           "smoke": e["B_SMOKE"] == "1", "nice": int(e["B_NICE"]), "loadavg": " ".join(open("/proc/loadavg").read().split()[:3]), "rounds": int(e["B_ROUNDS"])},
           open(sys.argv[1], "w"), indent=1)
 EOF
 
@@ -131,6 +141,9 @@ for n in (1, 10, 100, 1000):
     p = json.loads(json.dumps(base))
     p["fs"]["read_only"] = list(p["fs"]["read_only"]) + dirs
     json.dump(p, open(os.path.join(work, "policy-%d.json" % n), "w"), indent=1)
+p = json.loads(json.dumps(base))
+p["fs"]["private_tmp"] = False
+json.dump(p, open(os.path.join(work, "policy-notmp.json"), "w"), indent=1)
 EOF
 	chmod -R a+rX "$work/tree"
 else
@@ -182,6 +195,7 @@ if [ "$(id -u)" = 0 ]; then
 	row setpriv-true 1 1 "$(need setpriv)" "${asnobody[@]}" /bin/true
 	row corral-unpriv 1 1 "$(need setpriv)" "${asnobody[@]}" "$corral" run --root "$ws" -- /bin/true
 fi
+row corral-no-private-tmp 1 1 "$policy_why" "$corral" run --policy "$work/policy-notmp.json" --root "$ws" -- /bin/true
 for n in 1 10 100 1000; do
 	row "policy-$n" 2 1 "$policy_why" "$corral" run --policy "$work/policy-$n.json" --root "$ws" -- /bin/true
 done
@@ -191,18 +205,20 @@ row corral-x8 1 8 "" "$corral" run --root "$ws" -- /bin/true
 row corral-x64 "$every_x64" 64 "" "$corral" run --root "$ws" -- /bin/true
 
 say "latency: $(wc -l <"$spec") rows, $rounds rounds, interleaved"
-"$interleave" -n "$rounds" -w "$warmup" -s 42 "$spec" >"$out/latency.csv"
+mkdir -p "$out/stderr"
+rm -f "$out"/stderr/*.stderr
+"${prio[@]}" "$interleave" -n "$rounds" -w "$warmup" -s 42 -e "$out/stderr" "$spec" >"$out/latency.csv"
 
 # ------------------------------------------------------------ throughput
 say "throughput: ${seconds}s per launcher and thread count"
-"$throughput" -d "$seconds" -r "$ws" >"$out/throughput.csv"
+"${prio[@]}" "$throughput" -d "$seconds" -r "$ws" >"$out/throughput.csv"
 
 say "phases: in-process cost of one uncached run, by policy size"
 pargs=()
 if [ -z "$policy_why" ]; then
 	for n in 1 10 100 1000; do pargs+=("+$n paths=$work/policy-$n.json"); done
 fi
-"$phases" -n "$phase_n" -r "$ws" "${pargs[@]}" >"$out/phases.csv"
+"${prio[@]}" "$phases" -n "$phase_n" -r "$ws" "${pargs[@]}" >"$out/phases.csv"
 
 # ------------------------------------------------------------ peak RSS
 say "peak RSS: $rss_size through a captured stream"
@@ -245,19 +261,42 @@ if "${one[@]}" >/dev/null 2>&1; then
 	LD_DEBUG=statistics /bin/true 2>"$out/ld-statistics-bare.txt" >/dev/null || true
 	(ldd "$corral" || true) >"$out/ldd.txt" 2>&1
 fi
-# Where the CPU time of 300 runs goes, by process and shared object, from
-# timer-based samples (works without a hardware PMU, e.g. in a VM).
+# Where the CPU time of 300 runs goes, from timer-based samples (works
+# without a hardware PMU, e.g. in a VM): by process and shared object, by
+# symbol, and — with call graphs — inclusive time per kernel entry point.
 if [ "$smoke" = 0 ] && command -v perf >/dev/null && grep -q '^corral	' "$spec"; then
 	say "perf record: 300 runs of corral run -- /bin/true"
 	grep '^corral	' "$spec" >"$work/one.tsv"
-	if perf record -q -e cpu-clock -F 20000 -o "$work/perf.data" -- \
+	if "${prio[@]}" perf record -q -g -e cpu-clock -F 20000 -o "$work/perf.data" -- \
 		"$interleave" -n 300 -w 0 "$work/one.tsv" >/dev/null 2>&1; then
-		perf report -i "$work/perf.data" --no-children --sort comm,dso --stdio 2>/dev/null |
+		perf report -i "$work/perf.data" --no-children --sort comm,dso --stdio -g none 2>/dev/null |
 			grep -v '^#' | grep -v '^$' | head -25 >"$out/perf-dso.txt" || true
-		perf report -i "$work/perf.data" --no-children --sort comm,dso,sym --stdio 2>/dev/null |
+		perf report -i "$work/perf.data" --no-children --sort comm,dso,sym --stdio -g none 2>/dev/null |
 			grep -v '^#' | grep -v '^$' | head -40 >"$out/perf-sym.txt" || true
+		perf report -i "$work/perf.data" --no-children --sort comm,dso,sym --stdio -g none 2>/dev/null |
+			grep -v '^#' | grep -v '^$' | head -3000 >"$out/perf-self.txt" || true
+		perf report -i "$work/perf.data" --children --sort sym --stdio -g none 2>/dev/null |
+			grep -v '^#' | grep -v '^$' | head -3000 >"$out/perf-children.txt" || true
 	fi
 fi
+
+# What one scratch directory costs where corral makes the private /tmp
+# (the host's /tmp) against a tmpfs: the filesystem, not corral, sets it.
+python3 - "$out/mkdir-cost.json" <<'EOF'
+import json, os, subprocess, sys, tempfile, time
+res = {}
+for base in ("/tmp", "/dev/shm"):
+    if not os.path.isdir(base) or not os.access(base, os.W_OK):
+        continue
+    mk, rm = [], []
+    for _ in range(200):
+        t0 = time.perf_counter(); d = tempfile.mkdtemp(dir=base); t1 = time.perf_counter()
+        os.rmdir(d); t2 = time.perf_counter()
+        mk.append(t1 - t0); rm.append(t2 - t1)
+    fs = (subprocess.run(["findmnt", "-n", "-o", "FSTYPE,OPTIONS", "-T", base], capture_output=True, text=True).stdout.strip().splitlines() or ["?"])[0]
+    res[base] = {"mkdir_us": sorted(mk)[100] * 1e6, "rmdir_us": sorted(rm)[100] * 1e6, "fs": fs}
+json.dump(res, open(sys.argv[1], "w"), indent=1)
+EOF
 if [ "$smoke" = 0 ] && command -v hyperfine >/dev/null; then
 	say "hyperfine cross-check (sequential, not interleaved)"
 	hyperfine -N --warmup 20 --runs 300 --export-json "$out/hyperfine.json" \

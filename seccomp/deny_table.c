@@ -37,11 +37,18 @@
 const struct corral_sc_rule corral_sc_rules[] = {
 	/* Network. Pointer arguments are out of seccomp's reach, so the
 	 * family is the only thing it can judge; see docs/threat-model.md. */
-	{ "socket", CORRAL_SC_ANY, 0, { 0 }, 0, EACCES, CORRAL_SC_NET_NONE, "net.no_sockets",
+	{ "socket", CORRAL_SC_ANY, 0, { 0 }, 0, EACCES, CORRAL_SC_NET_NONE | CORRAL_SC_UNIX_REFUSED, "net.no_sockets",
 	  "network \"none\": no socket of any family, AF_UNIX included (Landlock cannot stop connect() to a host socket)" },
-	{ "socket", CORRAL_SC_NOT_IN, 0, { AF_INET, AF_INET6 }, 2, EACCES, CORRAL_SC_NET_LOOPBACK,
+	{ "socket", CORRAL_SC_NOT_IN, 0, { AF_UNIX }, 1, EACCES, CORRAL_SC_NET_NONE | CORRAL_SC_UNIX_ALLOWED,
+	  "net.no_sockets", "network \"none\" with Unix mediation: AF_UNIX only (connect/send to a pathname "
+	  "socket is checked by the supervisor or Landlock ABI 9)" },
+	{ "socket", CORRAL_SC_NOT_IN, 0, { AF_INET, AF_INET6 }, 2, EACCES,
+	  CORRAL_SC_NET_LOOPBACK | CORRAL_SC_UNIX_REFUSED,
 	  "net.no_sockets", "network \"loopback\": inet and inet6 only, inside the private network namespace; "
 	  "no unix (as under \"none\"), netlink, packet, vsock or other family" },
+	{ "socket", CORRAL_SC_NOT_IN, 0, { AF_UNIX, AF_INET, AF_INET6 }, 3, EACCES,
+	  CORRAL_SC_NET_LOOPBACK | CORRAL_SC_UNIX_ALLOWED, "net.no_sockets",
+	  "network \"loopback\" with Unix mediation: inet, inet6 (private namespace) and unix (mediated)" },
 	{ "socket", CORRAL_SC_NOT_IN, 0, { AF_UNIX, AF_INET, AF_INET6, AF_NETLINK }, 4, EACCES,
 	  CORRAL_SC_NET_HOST, "net.no_sockets", "network \"host\": inet, inet6, unix and netlink only; no packet, vsock or other family" },
 	{ "socketpair", CORRAL_SC_NOT_IN, 0, { AF_UNIX }, 1, EACCES, ALL, "net.no_sockets",
@@ -156,7 +163,18 @@ const size_t corral_sc_rules_len = sizeof(corral_sc_rules) / sizeof(corral_sc_ru
 
 bool corral_sc_rule_applies(const struct corral_sc_rule *r, int network, int landlock_abi)
 {
+	return corral_sc_rule_applies_unix(r, network, landlock_abi, false);
+}
+
+bool corral_sc_rule_applies_unix(const struct corral_sc_rule *r, int network, int landlock_abi,
+				 bool unix_allowed)
+{
 	unsigned bit;
+
+	if ((r->when & CORRAL_SC_UNIX_REFUSED) && unix_allowed)
+		return false;
+	if ((r->when & CORRAL_SC_UNIX_ALLOWED) && !unix_allowed)
+		return false;
 
 	switch (network) {
 	case CORRAL_NET_NONE: bit = CORRAL_SC_NET_NONE; break;

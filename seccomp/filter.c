@@ -224,9 +224,14 @@ static int export_bpf(scmp_filter_ctx ctx, struct corral_bpf *out, struct corral
 	return 0;
 }
 
-static void add_promises(const struct corral_policy *p, int landlock_abi, struct corral_posture *ps)
+static void add_promises(const struct corral_policy *p, int landlock_abi, bool unix_allowed,
+			 struct corral_posture *ps)
 {
-	if (p->network == CORRAL_NET_NONE)
+	if (p->network == CORRAL_NET_NONE && unix_allowed)
+		corral_posture_add(ps, "net.no_sockets", CORRAL_PROMISE_ENFORCED,
+				   "socket() of every family but AF_UNIX: refused by seccomp (Unix sockets "
+				   "reach only the root and read_write paths: net.unix_mediated)");
+	else if (p->network == CORRAL_NET_NONE)
 		corral_posture_add(ps, "net.no_sockets", CORRAL_PROMISE_ENFORCED,
 				   "socket() of every family, AF_UNIX included: refused by seccomp "
 				   "(socketpair(AF_UNIX) works)");
@@ -249,9 +254,30 @@ static void add_promises(const struct corral_policy *p, int landlock_abi, struct
 			   "TIOCSTI/TIOCLINUX terminal input injection: refused by seccomp");
 }
 
-int corral_seccomp_compile_opt(const struct corral_policy *p, int landlock_abi, int optimize,
-			       struct corral_posture *ps, struct corral_bpf *out,
-			       struct corral_error *err)
+/* The supervisor's Unix-socket mediation rules (see corral_seccomp_compile_unix). */
+static int add_mediation(scmp_filter_ctx ctx, int handover_fd)
+{
+	const uint32_t notify = SCMP_ACT_NOTIFY;
+	int r;
+
+	r = seccomp_rule_add_exact(ctx, notify, SCMP_SYS(connect), 0);
+	if (r == 0)
+		r = seccomp_rule_add_exact(ctx, notify, SCMP_SYS(sendmmsg), 0);
+	if (r == 0)
+		r = seccomp_rule_add_exact(ctx, notify, SCMP_SYS(sendto), 1, SCMP_A4(SCMP_CMP_NE, 0));
+	if (r == 0)
+		r = seccomp_rule_add_exact(ctx, notify, SCMP_SYS(sendmsg), 1,
+					   SCMP_A2(SCMP_CMP_LE, 0xffffffffULL));
+	if (r == 0)
+		r = seccomp_rule_add_exact(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(sendmsg), 2,
+					   SCMP_A0(SCMP_CMP_NE, (uint64_t)handover_fd),
+					   SCMP_A2(SCMP_CMP_GT, 0xffffffffULL));
+	return r;
+}
+
+static int compile(const struct corral_policy *p, int landlock_abi, int optimize, bool unix_allowed,
+		   int handover_fd, struct corral_posture *ps, struct corral_bpf *out,
+		   struct corral_error *err)
 {
 	_cleanup_(ctx_freep) scmp_filter_ctx ctx = NULL;
 	int r;
@@ -292,7 +318,7 @@ int corral_seccomp_compile_opt(const struct corral_policy *p, int landlock_abi, 
 		const struct corral_sc_rule *rule = &corral_sc_rules[i];
 		int nr;
 
-		if (!corral_sc_rule_applies(rule, p->network, landlock_abi))
+		if (!corral_sc_rule_applies_unix(rule, p->network, landlock_abi, unix_allowed))
 			continue;
 		nr = seccomp_syscall_resolve_name(rule->syscall);
 		if (nr == __NR_SCMP_ERROR)
@@ -306,11 +332,33 @@ int corral_seccomp_compile_opt(const struct corral_policy *p, int landlock_abi, 
 					  strerror(-r));
 	}
 
+	if (unix_allowed && handover_fd >= 0) {
+		r = add_mediation(ctx, handover_fd);
+		if (r < 0)
+			return corral_err(err, CORRAL_E_SETUP, -r, "seccomp: Unix-socket mediation rules: %s",
+					  strerror(-r));
+	}
+
 	r = export_bpf(ctx, out, err);
 	if (r < 0)
 		return r;
-	add_promises(p, landlock_abi, ps);
+	add_promises(p, landlock_abi, unix_allowed, ps);
 	return 0;
+}
+
+int corral_seccomp_compile_opt(const struct corral_policy *p, int landlock_abi, int optimize,
+			       struct corral_posture *ps, struct corral_bpf *out,
+			       struct corral_error *err)
+{
+	return compile(p, landlock_abi, optimize, false, -1, ps, out, err);
+}
+
+int corral_seccomp_compile_unix(const struct corral_policy *p, int landlock_abi, bool unix_allowed,
+				int handover_fd, struct corral_posture *ps, struct corral_bpf *out,
+				struct corral_error *err)
+{
+	return compile(p, landlock_abi, CORRAL_SC_DEFAULT_OPTIMIZE, unix_allowed, handover_fd, ps, out,
+		       err);
 }
 
 int corral_seccomp_compile_abi(const struct corral_policy *p, int landlock_abi,

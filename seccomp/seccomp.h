@@ -72,6 +72,9 @@ enum {
 	CORRAL_SC_NET_LOOPBACK = 1 << 1,
 	CORRAL_SC_NET_HOST = 1 << 2,
 	CORRAL_SC_NO_LANDLOCK = 1 << 3, /* only when Landlock is not applied */
+	CORRAL_SC_UNIX_REFUSED = 1 << 4, /* only when socket(AF_UNIX) is refused (no Unix mediation) */
+	CORRAL_SC_UNIX_ALLOWED = 1 << 5, /* only when pathname Unix sockets are mediated
+					  * (supervisor/unotify.c, or Landlock ABI 9) */
 	CORRAL_SC_NET_ALL = CORRAL_SC_NET_NONE | CORRAL_SC_NET_LOOPBACK | CORRAL_SC_NET_HOST,
 };
 
@@ -105,6 +108,36 @@ extern const size_t corral_sc_rules_len;
 
 /* Whether |r| is part of the filter for |network| (enum corral_network) and |landlock_abi|. */
 bool corral_sc_rule_applies(const struct corral_sc_rule *r, int network, int landlock_abi);
+/* The same, saying whether socket(AF_UNIX) is allowed (Unix sockets mediated). */
+bool corral_sc_rule_applies_unix(const struct corral_sc_rule *r, int network, int landlock_abi,
+				 bool unix_allowed);
+
+/*
+ * corral_seccomp_compile_abi, with socket(AF_UNIX) allowed under network
+ * "none" and "loopback" when |unix_allowed|: only for a caller that
+ * mediates pathname Unix sockets (Landlock ABI 9's RESOLVE_UNIX, or the
+ * supervisor). |handover_fd| >= 0 adds the supervisor's mediation to the
+ * same filter (install it with corral_unotify_install):
+ *  - connect, sendto with a destination, sendmsg and sendmmsg go to the
+ *    supervisor (SECCOMP_RET_USER_NOTIF): the address is behind a pointer
+ *    the filter cannot read;
+ *  - sendmsg whose flags argument has any of its upper 32 bits set (the
+ *    kernel ignores them: flags is an unsigned int) is not notified when
+ *    its fd is |handover_fd| — how the child hands the listener to the
+ *    parent once the filter is live — and refused (EPERM) on every other
+ *    fd. |handover_fd| must be a number the command cannot allocate (at or
+ *    above its RLIMIT_NOFILE hard limit) and closed at execve.
+ */
+int corral_seccomp_compile_unix(const struct corral_policy *p, int landlock_abi, bool unix_allowed,
+				int handover_fd, struct corral_posture *ps, struct corral_bpf *out,
+				struct corral_error *err);
+
+/* The sendmsg flags bit of the listener hand-over (see above). */
+#define CORRAL_UNOTIFY_PASS_FLAGS (1ULL << 40)
+/* Does this host have what the mediation needs? |why| says what is missing. */
+bool corral_unotify_available(char *why, size_t why_len);
+/* In the child: install |prog| with SECCOMP_FILTER_FLAG_NEW_LISTENER; the listener fd or -errno. */
+int corral_unotify_install(const struct corral_bpf *prog);
 
 /*
  * Build options, for benchmarks and tests: libseccomp's optimize level

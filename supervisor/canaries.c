@@ -486,7 +486,6 @@ static int c_unix(int argc, char **argv)
 	struct sockaddr_un a, ctl;
 	socklen_t len = unix_addr(&a, argv[1], abstract), clen;
 	int fd, lfd, r;
-	char name[128];
 
 	r = socketpair_control();
 	if (r < 0)
@@ -494,12 +493,15 @@ static int c_unix(int argc, char **argv)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return say(CANARY_HELD, "socket(AF_UNIX): %s", ename(errno));
-	/* socket() works here (network host): a listener of our own must be reachable. */
+	/*
+	 * socket() works here (network host, or Unix sockets mediated): a
+	 * pathname listener of our own must be reachable. Pathname, also for
+	 * the abstract canary: the supervisor's mediation refuses every
+	 * abstract address, its own included.
+	 */
 	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	snprintf(name, sizeof(name), abstract ? "%s-inside" : "ctl-sock", argv[1]);
-	if (!abstract)
-		unlink("ctl-sock");
-	clen = unix_addr(&ctl, abstract ? name : "ctl-sock", abstract);
+	unlink("ctl-sock");
+	clen = unix_addr(&ctl, "ctl-sock", false);
 	if (lfd < 0 || bind(lfd, (struct sockaddr *)&ctl, clen) < 0 || listen(lfd, 1) < 0 ||
 	    connect(fd, (struct sockaddr *)&ctl, clen) < 0) {
 		r = errno;

@@ -96,6 +96,16 @@ void corral_cgroup_detect(struct corral_cgroup_parents *cg)
 		}
 	}
 	fclose(f);
+	if (cg->dir[CORRAL_CG_UNIFIED] && !pure_v2 && cg->dir[CORRAL_CG_PIDS]) {
+		/*
+		 * Hybrid: each cgroup a process joins costs a synchronize_rcu in
+		 * the kernel (cgroup_threadgroup_rwsem). The v1 pids cgroup
+		 * already holds the whole tree, so it also serves for the kill;
+		 * the controller-less v2 one would only add a join.
+		 */
+		free(cg->dir[CORRAL_CG_UNIFIED]);
+		cg->dir[CORRAL_CG_UNIFIED] = NULL;
+	}
 	if (cg->dir[CORRAL_CG_UNIFIED]) {
 		char p[4096];
 

@@ -745,7 +745,10 @@ static void net_canaries(struct check *c)
 	/* Pathname Unix sockets: refused with socket() under "none"; Landlock ABI 9 otherwise. */
 	{
 		const struct corral_promise *ru = posture(c, "fs.resolve_unix");
+		const struct corral_promise *um = posture(c, "net.unix_mediated");
 
+		if (um && um->state == CORRAL_PROMISE_ENFORCED && net != CORRAL_NET_NONE)
+			ru = um; /* the supervisor's mediation (seccomp user notification) */
 		if (c->unix_fd < 0)
 			record(c, "net.unix", "unix-path", R_NA, "no Unix socket could be bound in the scratch directory");
 		else if (net != CORRAL_NET_NONE && !(ru && ru->state == CORRAL_PROMISE_ENFORCED))
@@ -753,9 +756,10 @@ static void net_canaries(struct check *c)
 			       "network %s: pathname Unix sockets outside the root are reachable until Landlock ABI 9 "
 			       "(kernel has %d)", mode, corral_landlock_abi());
 		else
-			simple(c, "net.unix", "unix-path", net == CORRAL_NET_NONE ? "net.no_sockets" : "fs.resolve_unix",
+			simple(c, "net.unix", "unix-path", net == CORRAL_NET_NONE ? "net.no_sockets" : ru->id,
 			       (const char *[]){ "unix", "path", c->unix_path, NULL });
-		if (listener_hit(c->unix_fd, true) && net == CORRAL_NET_NONE)
+		if (listener_hit(c->unix_fd, true) && (net == CORRAL_NET_NONE ||
+							(ru && ru->state == CORRAL_PROMISE_ENFORCED)))
 			record(c, "net.unix", "unix-path-listener", R_BROKEN,
 			       "check's Unix socket outside the root accepted a connection");
 	}

@@ -28,6 +28,12 @@
 #include "seccomp/seccomp.h"
 #include "supervisor/sandbox.h"
 
+/*
+ * Sanitizer instrumentation has no place here: it would run on the
+ * borrowed stack, under the command's rlimits, and allocate.
+ */
+#define _child_ __attribute__((no_sanitize("address", "undefined")))
+
 #ifndef PR_CAP_AMBIENT
 #define PR_CAP_AMBIENT 47
 #define PR_CAP_AMBIENT_CLEAR_ALL 4
@@ -59,13 +65,14 @@ const char *corral_child_stage_name(int stage)
 		[STAGE_NETNS] = "creating the network namespace (network \"loopback\")",
 		[STAGE_USERNS_MAP] = "writing the user namespace's uid/gid maps (network \"loopback\")",
 		[STAGE_LOOPBACK_UP] = "bringing lo up (network \"loopback\")",
+		[STAGE_UNOTIFY] = "installing the Unix-socket mediation filter",
 	};
 	if (stage > 0 && (size_t)stage < ARRAY_SIZE(names) && names[stage])
 		return names[stage];
 	return "child setup";
 }
 
-static _Noreturn void fail(const struct corral_child *c, int stage, int e)
+static _child_ _Noreturn void fail(const struct corral_child *c, int stage, int e)
 {
 	struct corral_child_report rep = { .stage = stage, .err = e ? e : EIO };
 	ssize_t _unused_ n;
@@ -75,12 +82,12 @@ static _Noreturn void fail(const struct corral_child *c, int stage, int e)
 }
 
 /* Raw syscalls: see the header comment (no glibc setxid broadcast). */
-static long sys3(long nr, long a, long b, long c)
+static _child_ long sys3(long nr, long a, long b, long c)
 {
 	return syscall(nr, a, b, c);
 }
 
-static int mark_cloexec_from(int lowfd)
+static _child_ int mark_cloexec_from(int lowfd)
 {
 	char buf[4096];
 	int dfd, r = 0;
@@ -128,7 +135,7 @@ static int mark_cloexec_from(int lowfd)
 }
 
 /* dup2 that also clears FD_CLOEXEC when src == dst. */
-static int move_fd(int src, int dst)
+static _child_ int move_fd(int src, int dst)
 {
 	if (src < 0)
 		return 0;
@@ -143,7 +150,7 @@ static int move_fd(int src, int dst)
 	return 0;
 }
 
-static size_t str_len(const char *s)
+static _child_ size_t str_len(const char *s)
 {
 	size_t n = 0;
 
@@ -158,7 +165,7 @@ static size_t str_len(const char *s)
  * EACCES if any candidate was found but not executable, else the last
  * meaningful error, else ENOENT.
  */
-static int exec_search(const char *file, char *const *argv, char *const *envp, const char *path)
+static _child_ int exec_search(const char *file, char *const *argv, char *const *envp, const char *path)
 {
 	char buf[4096];
 	bool eacces = false;
@@ -217,7 +224,7 @@ static int exec_search(const char *file, char *const *argv, char *const *envp, c
 	return eacces ? EACCES : ENOENT;
 }
 
-int corral_child_main(void *arg)
+_child_ int corral_child_main(void *arg)
 {
 	const struct corral_child *c = arg;
 	const struct corral_sandbox *sb = c->sb;
@@ -308,6 +315,14 @@ int corral_child_main(void *arg)
 			fail(c, STAGE_PARENT, ESRCH);
 	}
 
+	/* Before the rlimits: the hand-over fd lies above the command's RLIMIT_NOFILE. */
+	if (sb && sb->unotify && run && run->un_child >= 0) {
+		int r = corral_unotify_child_prepare(sb->unotify, run->un_child);
+
+		if (r < 0)
+			fail(c, STAGE_UNOTIFY, -r);
+	}
+
 	for (int i = 0; c->rlimits && i < RLIM_NLIMITS; i++)
 		if (c->rlimits->set[i] && setrlimit(i, &c->rlimits->rl[i]) < 0)
 			fail(c, STAGE_RLIMIT, errno);
@@ -357,7 +372,12 @@ int corral_child_main(void *arg)
 				fail(c, STAGE_LANDLOCK, -r);
 		}
 		/* Last, so nothing after it needs a denied call. */
-		if (sb->have_bpf) {
+		if (sb->unotify && run && run->un_child >= 0) {
+			/* The same filter, with a listener handed to the parent. */
+			r = corral_unotify_child_install(sb->unotify, &sb->bpf);
+			if (r < 0)
+				fail(c, STAGE_UNOTIFY, -r);
+		} else if (sb->have_bpf) {
 			r = corral_seccomp_install(&sb->bpf);
 			if (r < 0)
 				fail(c, STAGE_SECCOMP, -r);

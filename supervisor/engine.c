@@ -101,6 +101,43 @@ static bool reg_is_other_sid(pid_t sid, pid_t mine)
 	return false;
 }
 
+/*
+ * The child's stack, one per thread, kept across runs: a fresh mapping
+ * per run costs an mmap, a munmap and the page faults of touching it.
+ * With CLONE_VFORK the calling thread is suspended while the child uses
+ * it, so one thread never has two children on it. Freed at thread exit.
+ */
+static pthread_key_t g_stack_key;
+static pthread_once_t g_stack_once = PTHREAD_ONCE_INIT;
+
+static void stack_free(void *p)
+{
+	if (p)
+		munmap(p, CHILD_STACK_SIZE);
+}
+
+static void stack_key_init(void)
+{
+	if (pthread_key_create(&g_stack_key, stack_free) != 0)
+		g_stack_key = (pthread_key_t)-1;
+}
+
+static void *child_stack(void)
+{
+	void *p;
+
+	pthread_once(&g_stack_once, stack_key_init);
+	if (g_stack_key != (pthread_key_t)-1 && (p = pthread_getspecific(g_stack_key)))
+		return p;
+	p = mmap(NULL, CHILD_STACK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
+		 -1, 0);
+	if (p != MAP_FAILED && g_stack_key != (pthread_key_t)-1 && pthread_setspecific(g_stack_key, p) != 0) {
+		munmap(p, CHILD_STACK_SIZE);
+		return MAP_FAILED;
+	}
+	return p;
+}
+
 static double now_ms(void)
 {
 	struct timespec ts;
@@ -358,6 +395,7 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 	double t0, deadline;
 	bool interactive = false, timed_out = false, cancelled = false, main_reaped = false;
 	struct rusage ru;
+	struct corral_unotify *un = NULL;
 	pid_t pid = -1;
 	int status = 0, r = 0;
 	ssize_t n;
@@ -423,8 +461,7 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 		rep_w = p[1];
 	}
 
-	stack = mmap(NULL, CHILD_STACK_SIZE, PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	stack = child_stack();
 	if (stack == MAP_FAILED) {
 		r = corral_err(err, CORRAL_E_SETUP, errno, "child stack: %s", strerror(errno));
 		goto out;
@@ -473,8 +510,9 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 		r = corral_err(err, CORRAL_E_SETUP, errno, "clone: %s", strerror(errno));
 		goto out;
 	}
-	munmap(stack, CHILD_STACK_SIZE);
-	stack = MAP_FAILED;
+	if (g_stack_key == (pthread_key_t)-1)
+		munmap(stack, CHILD_STACK_SIZE);
+	stack = MAP_FAILED; /* otherwise kept for this thread's next run */
 
 	rep_w = safe_close(rep_w);
 	in_r = safe_close(in_r);
@@ -536,11 +574,14 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 	}
 
 	pidfd = (int)syscall(__NR_pidfd_open, pid, 0);
+	/* Unix-socket mediation: the listener the child sent before execve. */
+	if (sp->run && sp->run->un_parent >= 0)
+		un = corral_unotify_start(sp->confine, sp->run, sp->run->un_parent);
 
 	/* The event loop. */
 	for (;;) {
-		struct pollfd pf[5];
-		int np = 0, ipid = -1, iout = -1, ierr = -1, iin = -1, icancel = -1;
+		struct pollfd pf[5 + CORRAL_UNOTIFY_MAX_POLLFDS];
+		int np = 0, ipid = -1, iout = -1, ierr = -1, iin = -1, icancel = -1, iun = -1, nun = 0;
 		double left = deadline - now_ms();
 		struct timespec ts;
 		bool exited = false;
@@ -572,6 +613,11 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 			icancel = np;
 			pf[np++] = (struct pollfd){ .fd = opts->cancel_fd, .events = POLLIN };
 		}
+		if (un) {
+			iun = np;
+			nun = corral_unotify_pollfds(un, pf + np);
+			np += nun;
+		}
 		ts.tv_sec = (time_t)(left / 1e3);
 		ts.tv_nsec = (long)((left - (double)ts.tv_sec * 1e3) * 1e6);
 		if (ppoll(pf, (nfds_t)np, &ts, NULL) < 0) {
@@ -585,6 +631,8 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 			cancelled = true;
 			break;
 		}
+		if (nun > 0)
+			corral_unotify_handle(un, pf + iun, nun);
 		if (iout >= 0 && pf[iout].revents)
 			stream_read(&out);
 		if (ierr >= 0 && pf[ierr].revents)
@@ -638,6 +686,9 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 	kill(-pid, SIGKILL);
 	if (sp->run)
 		corral_cgroup_kill(sp->run);
+	/* Mediated calls still waiting get no answer: their callers are being killed. */
+	corral_unotify_free(un);
+	un = NULL;
 
 	while (wait4(pid, &status, __WALL, &ru) < 0 && errno == EINTR)
 		;
@@ -695,8 +746,7 @@ out:
 		reg_del(pid);
 		pthread_mutex_unlock(&g_lock);
 	}
-	if (stack != MAP_FAILED)
-		munmap(stack, CHILD_STACK_SIZE);
+	corral_unotify_free(un);
 	safe_close(pidfd);
 	safe_close(in_r);
 	safe_close(in_w);

@@ -29,6 +29,98 @@ static bool parse_id(const char *s, unsigned long *out)
 	return !errno && !*end && *out < (unsigned long)UINT32_MAX;
 }
 
+/*
+ * User and group lookups: /etc/passwd and /etc/group first, read directly;
+ * then NSS, except in a static executable (the corral CLI is one where it
+ * can be), where glibc's NSS modules (nss_systemd) crash. A name only a
+ * directory service knows then needs its number.
+ */
+extern char _DYNAMIC[] __attribute__((weak));
+
+static bool file_lookup(const char *file, const char *name, long id, unsigned long *id_out,
+			unsigned long *gid_out)
+{
+	FILE *f = fopen(file, "re");
+	char *line = NULL;
+	size_t cap = 0;
+	bool found = false;
+
+	if (!f)
+		return false;
+	while (!found && getline(&line, &cap, f) > 0) {
+		char *fields[4] = {}, *save = NULL, *tok;
+		int n = 0;
+		char *endp;
+		unsigned long v;
+
+		/* name:passwd:id:gid-or-members... (strsep keeps empty fields) */
+		for (char *cur = line; n < 4 && (tok = strsep(&cur, ":\n")) != NULL;)
+			fields[n++] = tok;
+		(void)save;
+		if (n < 3 || !*fields[2])
+			continue;
+		v = strtoul(fields[2], &endp, 10);
+		if (*endp)
+			continue;
+		if ((name && strcmp(fields[0], name) == 0) || (!name && id >= 0 && (unsigned long)id == v)) {
+			*id_out = v;
+			if (gid_out)
+				*gid_out = n >= 4 && *fields[3] ? strtoul(fields[3], NULL, 10) : v;
+			found = true;
+		}
+	}
+	free(line);
+	fclose(f);
+	return found;
+}
+
+static bool user_by_name(const char *name, uid_t *uid, gid_t *gid)
+{
+	unsigned long u, g;
+	struct passwd *pw;
+
+	if (file_lookup("/etc/passwd", name, -1, &u, &g)) {
+		*uid = (uid_t)u;
+		*gid = (gid_t)g;
+		return true;
+	}
+	if (!_DYNAMIC || !(pw = getpwnam(name)))
+		return false;
+	*uid = pw->pw_uid;
+	*gid = pw->pw_gid;
+	return true;
+}
+
+static bool user_by_uid(uid_t uid, gid_t *gid)
+{
+	unsigned long u, g;
+	struct passwd *pw;
+
+	if (file_lookup("/etc/passwd", NULL, (long)uid, &u, &g)) {
+		*gid = (gid_t)g;
+		return true;
+	}
+	if (!_DYNAMIC || !(pw = getpwuid(uid)))
+		return false;
+	*gid = pw->pw_gid;
+	return true;
+}
+
+static bool group_by_name(const char *name, gid_t *gid)
+{
+	unsigned long g;
+	struct group *gr;
+
+	if (file_lookup("/etc/group", name, -1, &g, NULL)) {
+		*gid = (gid_t)g;
+		return true;
+	}
+	if (!_DYNAMIC || !(gr = getgrnam(name)))
+		return false;
+	*gid = gr->gr_gid;
+	return true;
+}
+
 static bool has_any_capability(void)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
@@ -88,11 +180,16 @@ int corral_identity_decide(struct corral_sandbox *sb, struct corral_error *err)
 		if (!by_default) {
 			const char *colon = strchr(user, ':');
 			size_t n = colon ? (size_t)(colon - user) : strlen(user);
-			struct passwd *pw;
+
+			uid_t u = (uid_t)-1;
+			gid_t g;
 
 			snprintf(name, sizeof(name), "%.*s", (int)n, user);
-			pw = parse_id(name, &id) ? getpwuid((uid_t)id) : getpwnam(name);
-			if (!(parse_id(name, &id) && (uid_t)id == getuid()) && !(pw && pw->pw_uid == getuid()))
+			if (parse_id(name, &id))
+				u = (uid_t)id;
+			else if (!user_by_name(name, &u, &g))
+				u = (uid_t)-1;
+			if (u != getuid())
 				return corral_err(err, CORRAL_E_UNSUPPORTED, EPERM,
 						  "user %s: choosing the identity needs corral to run as root (it runs as uid %u)",
 						  user, (unsigned)getuid());
@@ -110,24 +207,28 @@ int corral_identity_decide(struct corral_sandbox *sb, struct corral_error *err)
 	}
 
 	if (by_default) {
-		if (st.st_uid == 0) {
-			struct passwd *pw = getpwuid(NOBODY);
-
+		/*
+		 * nobody is 65534:65534 without an NSS lookup (which costs more
+		 * than the rest of the setup); another owner runs with its
+		 * primary group, or, without a passwd entry, the directory's
+		 * group unless that is root's.
+		 */
+		if (st.st_uid == 0 || st.st_uid == NOBODY) {
 			uid = NOBODY;
-			gid = pw ? pw->pw_gid : NOBODY;
-			snprintf(who, sizeof(who), "nobody (uid %u), the default when root owns the directory",
-				 (unsigned)uid);
+			gid = NOBODY;
+			snprintf(who, sizeof(who), "nobody (uid %u)%s", (unsigned)uid,
+				 st.st_uid == 0 ? ", the default when root owns the directory" : "");
 		} else {
-			struct passwd *pw = getpwuid(st.st_uid);
-
 			uid = st.st_uid;
-			gid = pw ? pw->pw_gid : st.st_gid;
+			if (!user_by_uid(uid, &gid))
+				gid = st.st_gid ? st.st_gid : NOBODY;
 			snprintf(who, sizeof(who), "uid %u, the directory's owner", (unsigned)uid);
 		}
 	} else {
 		const char *colon = strchr(user, ':');
 		size_t n = colon ? (size_t)(colon - user) : strlen(user);
-		struct passwd *pw = NULL;
+		bool known = false;
+		gid_t user_gid = 0;
 
 		if (n >= sizeof(name) || (colon && strlen(colon + 1) >= sizeof(group)))
 			return corral_err(err, CORRAL_E_USAGE, EINVAL, "user %s: too long", user);
@@ -137,25 +238,19 @@ int corral_identity_decide(struct corral_sandbox *sb, struct corral_error *err)
 			snprintf(group, sizeof(group), "%s", colon + 1);
 		if (parse_id(name, &id)) {
 			uid = (uid_t)id;
-			pw = getpwuid(uid);
+			known = user_by_uid(uid, &user_gid);
 		} else {
-			pw = getpwnam(name);
-			if (!pw)
+			if (!user_by_name(name, &uid, &user_gid))
 				return corral_err(err, CORRAL_E_NOT_FOUND, ENOENT, "user %s: no such user", name);
-			uid = pw->pw_uid;
+			known = true;
 		}
 		if (colon && *group) {
-			if (parse_id(group, &id)) {
+			if (parse_id(group, &id))
 				gid = (gid_t)id;
-			} else {
-				struct group *gr = getgrnam(group);
-				if (!gr)
-					return corral_err(err, CORRAL_E_NOT_FOUND, ENOENT, "group %s: no such group",
-							  group);
-				gid = gr->gr_gid;
-			}
-		} else if (pw) {
-			gid = pw->pw_gid;
+			else if (!group_by_name(group, &gid))
+				return corral_err(err, CORRAL_E_NOT_FOUND, ENOENT, "group %s: no such group", group);
+		} else if (known) {
+			gid = user_gid;
 		} else {
 			gid = (gid_t)uid;
 		}

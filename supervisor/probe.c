@@ -22,6 +22,7 @@
 #include "seccomp/seccomp.h"
 #include "supervisor/netns.h"
 #include "supervisor/posture.h"
+#include "supervisor/unotify.h"
 
 /* The docker daemon must answer /_ping within this; probe stays fast. */
 #define DOCKER_PING_TIMEOUT_MS 150
@@ -283,7 +284,13 @@ _public_ int corral_probe(const struct corral_policy *p, char **json_out, struct
 	if (r < 0)
 		goto out;
 
-	seccomp_ok = corral_seccomp_compile(p, ps, &bpf, &serr) == 0;
+	{
+		int handover, um = corral_unix_mode(p, corral_landlock_abi(), &handover, ps);
+
+		seccomp_ok = corral_seccomp_compile_unix(p, corral_landlock_abi(),
+							 um == CORRAL_UNIX_MEDIATED || um == CORRAL_UNIX_LANDLOCK,
+							 handover, ps, &bpf, &serr) == 0;
+	}
 	if (!seccomp_ok)
 		corral_posture_add(ps, "seccomp.filter", CORRAL_PROMISE_DROPPED, "seccomp filter: %s",
 				   serr.message[0] ? serr.message : "cannot be compiled");

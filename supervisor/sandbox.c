@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,6 +19,33 @@
 
 #define DEFAULT_TIMEOUT 30.0
 #define DEFAULT_OUTPUT (1024 * 1024)
+
+/*
+ * The /proc walk behind RLIMIT_NPROC costs about as much as the rest of
+ * the setup together, so it runs in a thread alongside it; the first run
+ * (or sandbox_free) joins it.
+ */
+static void *count_tasks_thread(void *arg)
+{
+	struct corral_sandbox *sb = arg;
+
+	sb->nproc_base = corral_count_uid_tasks(sb->nproc_uid);
+	return NULL;
+}
+
+static long nproc_base(struct corral_sandbox *sb)
+{
+	long v;
+
+	pthread_mutex_lock(&sb->nproc_lock);
+	if (sb->nproc_pending) {
+		pthread_join(sb->nproc_thread, NULL);
+		sb->nproc_pending = false;
+	}
+	v = sb->nproc_base;
+	pthread_mutex_unlock(&sb->nproc_lock);
+	return v;
+}
 
 static void add_supervisor_promises(struct corral_sandbox *sb)
 {
@@ -82,6 +110,7 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 	if (!sb)
 		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
 	sb->root_fd = -1;
+	pthread_mutex_init(&sb->nproc_lock, NULL);
 	sb->policy = corral_policy_dup(p);
 	if (!sb->policy) {
 		r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
@@ -135,15 +164,46 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 	}
 	/*
 	 * RLIMIT_NPROC counts every task of the real uid system-wide, so it is
-	 * set relative to the uid's count at the start of each run. A pids
-	 * cgroup makes that walk unnecessary (it is exact for the tree).
+	 * set relative to the uid's task count, taken once here (a /proc walk
+	 * costs about as much as a run). Caveat: tasks the uid starts or ends
+	 * later, outside corral, shift the effective limit. A pids cgroup
+	 * makes all this unnecessary: it is exact for the run's tree.
 	 */
 	sb->nproc_relative = !(sb->use_cgroups && (sb->cg.dir[CORRAL_CG_PIDS] || sb->cg.v2_pids));
+	if (sb->nproc_relative && sb->policy->limits.processes) {
+		sb->nproc_uid = sb->switch_identity ? sb->uid : getuid();
+		if (pthread_create(&sb->nproc_thread, NULL, count_tasks_thread, sb) == 0)
+			sb->nproc_pending = true;
+		else
+			sb->nproc_base = corral_count_uid_tasks(sb->nproc_uid);
+	}
+	sb->tmp_base = corral_tmp_base();
 
 	r = corral_ll_plan_new(sb->policy, sb->root, &sb->posture, &sb->ll, err);
 	if (r < 0)
 		goto fail;
-	r = corral_seccomp_compile(sb->policy, &sb->posture, &sb->bpf, err);
+	{
+		int handover = -1;
+
+		sb->unix_mode = corral_unix_mode(sb->policy, corral_landlock_abi(), &handover, &sb->posture);
+		if (sb->unix_mode == CORRAL_UNIX_MEDIATED) {
+			r = corral_unotify_plan_new(sb, handover, &sb->unotify, err);
+			if (r < 0)
+				goto fail;
+		}
+#ifdef CORRAL_SC_GENERATOR
+		r = corral_seccomp_compile_unix(sb->policy, corral_landlock_abi(),
+						sb->unix_mode == CORRAL_UNIX_MEDIATED ||
+						sb->unix_mode == CORRAL_UNIX_LANDLOCK,
+						handover, &sb->posture, &sb->bpf, err);
+#else
+		/* The standard policies' filters were compiled at build time. */
+		r = corral_seccomp_compile_cached(sb->policy, corral_landlock_abi(),
+						  sb->unix_mode == CORRAL_UNIX_MEDIATED ||
+						  sb->unix_mode == CORRAL_UNIX_LANDLOCK,
+						  handover, &sb->posture, &sb->bpf, err);
+#endif
+	}
 	if (r < 0)
 		goto fail;
 	sb->have_bpf = sb->bpf.len > 0;
@@ -169,8 +229,11 @@ _public_ void corral_sandbox_free(struct corral_sandbox *sb)
 {
 	if (!sb)
 		return;
+	(void)nproc_base(sb);
+	pthread_mutex_destroy(&sb->nproc_lock);
 	corral_docker_free(sb->docker);
 	corral_ll_plan_free(sb->ll);
+	corral_unotify_plan_free(sb->unotify);
 	if (sb->have_bpf || sb->bpf.filter)
 		corral_bpf_free(&sb->bpf);
 	for (size_t i = 0; i < sb->n_dropped; i++)
@@ -208,7 +271,7 @@ static void set_rl(struct corral_spawn_rlimits *rl, int res, rlim_t soft, rlim_t
 	rl->set[res] = true;
 }
 
-static void fill_rlimits(const struct corral_sandbox *sb, struct corral_spawn_rlimits *rl)
+static void fill_rlimits(struct corral_sandbox *sb, struct corral_spawn_rlimits *rl)
 {
 	const struct corral_policy *p = sb->policy;
 
@@ -229,10 +292,15 @@ static void fill_rlimits(const struct corral_sandbox *sb, struct corral_spawn_rl
 	 */
 	if (p->limits.processes && sb->nproc_relative) {
 		rlim_t n = p->limits.processes;
-		long have = corral_count_uid_tasks(sb->switch_identity ? sb->uid : getuid());
+
+		long have = nproc_base(sb);
+		struct stat st;
 
 		if (have > 0)
 			n += (rlim_t)have;
+		/* corral's own threads, when they count against the same uid. */
+		if (getuid() == sb->nproc_uid && stat("/proc/self/task", &st) == 0 && st.st_nlink > 2)
+			n += (rlim_t)st.st_nlink - 2;
 		set_rl(rl, RLIMIT_NPROC, n, n);
 	}
 }
@@ -240,6 +308,8 @@ static void fill_rlimits(const struct corral_sandbox *sb, struct corral_spawn_rl
 static void run_clear(struct corral_run *run)
 {
 	run->ruleset_fd = safe_close(run->ruleset_fd);
+	run->un_parent = safe_close(run->un_parent);
+	run->un_child = safe_close(run->un_child);
 	corral_cgroup_remove(run);
 	corral_tmp_remove(run);
 }
@@ -248,7 +318,7 @@ _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_
 				 struct corral_result *res, struct corral_error *err)
 {
 	struct corral_exec_opts o = {};
-	struct corral_run run = { .ruleset_fd = -1, .tmp_fd = -1 };
+	struct corral_run run = { .ruleset_fd = -1, .tmp_fd = -1, .un_parent = -1, .un_child = -1 };
 	struct corral_spawn_rlimits rl;
 	char *shell_argv[4] = {};
 	char **envp = NULL, *tmpdir = NULL;
@@ -271,6 +341,18 @@ _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_
 
 	for (int i = 0; i < CORRAL_CG_MAX; i++)
 		run.cg_fd[i] = -1;
+	run.un_parent = run.un_child = -1;
+	if (sb->unotify) {
+		int sv[2];
+
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+			r = corral_err(err, CORRAL_E_SETUP, errno, "Unix-socket mediation: socketpair: %s",
+				       strerror(errno));
+			goto out;
+		}
+		run.un_parent = sv[0];
+		run.un_child = sv[1];
+	}
 	if (o.shell) {
 		shell_argv[0] = (char *)"/bin/sh";
 		shell_argv[1] = (char *)"-c";

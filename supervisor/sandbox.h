@@ -8,6 +8,7 @@
 #define CORRAL_SANDBOX_H
 
 #include <stdbool.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/resource.h>
 #include <sys/types.h>
@@ -18,6 +19,7 @@
 #include "seccomp/seccomp.h"
 #include "supervisor/engine.h"
 #include "supervisor/netns.h"
+#include "supervisor/unotify.h"
 #include "supervisor/posture.h"
 
 struct corral_docker;
@@ -64,11 +66,19 @@ struct corral_sandbox {
 
 	struct corral_cgroup_parents cg;
 	bool use_cgroups;
-	bool nproc_relative;  /* RLIMIT_NPROC = procs + the uid's current count */
+	bool nproc_relative;  /* RLIMIT_NPROC = procs + the uid's task count ... */
+	long nproc_base;      /* ... counted once, when the sandbox is built, */
+	pthread_t nproc_thread; /* ... by this thread, overlapping the rest of the setup */
+	bool nproc_pending;
+	uid_t nproc_uid;
+	pthread_mutex_t nproc_lock;
+	const char *tmp_base; /* where private tmps are made (static string) */
 
 	struct corral_docker *docker;
 
 	struct corral_netns_plan netns; /* network "loopback" (supervisor/netns.c) */
+	int unix_mode;                  /* enum corral_unix_mode (supervisor/unotify.c) */
+	struct corral_unotify_plan *unotify; /* CORRAL_UNIX_MEDIATED only */
 };
 
 /* One run's confinement state, prepared by the parent before fork. */
@@ -76,10 +86,9 @@ struct corral_run {
 	int ruleset_fd;              /* Landlock ruleset for this run, or -1 */
 	int cg_fd[CORRAL_CG_MAX];    /* O_WRONLY cgroup.procs of the run's cgroups, or -1 */
 	char *cg_dir[CORRAL_CG_MAX]; /* the run's cgroup directories (rmdir after) */
-	struct rlimit rl_nproc;      /* RLIMIT_NPROC for this run (RLIM_INFINITY: unset) */
-	bool set_nproc;
 	int tmp_fd;                  /* the private tmp directory, or -1 */
 	char *tmp_path;
+	int un_parent, un_child;     /* Unix mediation: the listener's way to the parent, or -1 */
 };
 
 /* identity.c: decide uid/gid (euid 0) and add the identity promises. */
@@ -104,7 +113,16 @@ int corral_tmp_create(const struct corral_sandbox *sb, struct corral_run *run,
 		      struct corral_error *err);
 void corral_tmp_remove(struct corral_run *run);
 
-/* The uid's current task count (threads included), or -1. */
+const char *corral_tmp_base(void);
+/*
+ * seccomp_cache.c: corral_seccomp_compile_unix, served from the filters
+ * precompiled at build time when the policy is a standard one.
+ */
+int corral_seccomp_compile_cached(const struct corral_policy *p, int landlock_abi, bool unix_allowed,
+				  int handover_fd, struct corral_posture *ps, struct corral_bpf *out,
+				  struct corral_error *err);
+
+/* The uid's current task count (threads included), not counting our own process; or -1. */
 long corral_count_uid_tasks(uid_t uid);
 
 /* The argument block of the child: everything prepared, read-only in the child. */
@@ -148,6 +166,7 @@ enum corral_child_stage {
 	STAGE_NETNS,
 	STAGE_USERNS_MAP,
 	STAGE_LOOPBACK_UP,
+	STAGE_UNOTIFY,
 };
 const char *corral_child_stage_name(int stage);
 

@@ -8,7 +8,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -17,7 +19,9 @@
 int corral_tmp_create(const struct corral_sandbox *sb, struct corral_run *run,
 		      struct corral_error *err)
 {
-	char tmpl[] = "/tmp/corral-tmp-XXXXXX";
+	char tmpl[64];
+
+	snprintf(tmpl, sizeof(tmpl), "%s/corral-tmp-XXXXXX", sb->tmp_base);
 
 	if (!mkdtemp(tmpl))
 		return corral_err(err, CORRAL_E_SETUP, errno, "private tmp %s: %s", tmpl, strerror(errno));
@@ -150,10 +154,30 @@ void corral_tmp_remove(struct corral_run *run)
 	}
 }
 
+/*
+ * Where private tmps go: /dev/shm when it is a world-writable sticky
+ * tmpfs — creating and removing a directory there costs microseconds,
+ * against tens of microseconds and a journal write on ext4 — else /tmp.
+ * What a command writes there is memory: charged to the run's memory
+ * cgroup when it has one; otherwise bounded by the tmpfs size, as files
+ * under the root are bounded by their filesystem (docs/threat-model.md).
+ */
+const char *corral_tmp_base(void)
+{
+	struct statfs sf;
+	struct stat st;
+
+	if (statfs("/dev/shm", &sf) == 0 && sf.f_type == TMPFS_MAGIC && stat("/dev/shm", &st) == 0 &&
+	    (st.st_mode & 01777) == 01777 && access("/dev/shm", W_OK | X_OK) == 0)
+		return "/dev/shm";
+	return "/tmp";
+}
+
 long corral_count_uid_tasks(uid_t uid)
 {
 	char buf[8192], sub[300];
 	long total = 0, n;
+	int self = (int)getpid();
 	int dfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	if (dfd < 0)
@@ -172,9 +196,18 @@ long corral_count_uid_tasks(uid_t uid)
 			off += d->reclen;
 			if (d->name[0] < '1' || d->name[0] > '9')
 				continue;
-			/* The task directory: owned by the task's uid, 2 + threads links. */
+			/*
+			 * /proc/PID is owned by the task's euid (root when it is not
+			 * dumpable: not counted, which errs on the strict side); its
+			 * task directory has 2 + threads links.
+			 */
+			if (fstatat(dfd, d->name, &st, 0) < 0 || st.st_uid != uid)
+				continue;
+			/* Our own process is counted by the caller, at run time. */
+			if (atoi(d->name) == self)
+				continue;
 			snprintf(sub, sizeof(sub), "%s/task", d->name);
-			if (fstatat(dfd, sub, &st, 0) == 0 && st.st_uid == uid)
+			if (fstatat(dfd, sub, &st, 0) == 0)
 				total += st.st_nlink > 2 ? (long)st.st_nlink - 2 : 1;
 		}
 	}

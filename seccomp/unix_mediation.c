@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What Unix-socket mediation needs from the kernel, and installing the
+ * filter that carries it (its rules are built with the rest in filter.c:
+ * corral_seccomp_compile_unix).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <linux/seccomp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "seccomp/seccomp.h"
+
+#ifndef __NR_pidfd_open
+#define __NR_pidfd_open 434
+#endif
+#ifndef __NR_pidfd_getfd
+#define __NR_pidfd_getfd 438
+#endif
+#ifndef __NR_openat2
+#define __NR_openat2 437
+#endif
+
+bool corral_unotify_available(char *why, size_t why_len)
+{
+	uint32_t action = SECCOMP_RET_USER_NOTIF;
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_BENEATH };
+	int pfd, fd;
+
+	if (geteuid() != 0) {
+		/* pidfd_getfd and process_vm_readv need ptrace access to the command. */
+		int yfd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC);
+		char c = '0';
+
+		if (yfd >= 0) {
+			if (read(yfd, &c, 1) != 1)
+				c = '0';
+			close(yfd);
+		}
+		if (c >= '2') {
+			snprintf(why, why_len, "Yama ptrace_scope %c keeps an unprivileged supervisor from "
+				 "reading the command's arguments", c);
+			return false;
+		}
+	}
+		if (syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) < 0) {
+		snprintf(why, why_len, "seccomp user notification (Linux 5.0) unavailable: %s",
+			 strerror(errno));
+		return false;
+	}
+	pfd = (int)syscall(__NR_pidfd_open, getpid(), 0);
+	if (pfd < 0) {
+		snprintf(why, why_len, "pidfd_open (Linux 5.3) unavailable: %s", strerror(errno));
+		return false;
+	}
+	fd = (int)syscall(__NR_pidfd_getfd, pfd, pfd, 0);
+	if (fd < 0) {
+		snprintf(why, why_len, "pidfd_getfd (Linux 5.6) unavailable: %s", strerror(errno));
+		close(pfd);
+		return false;
+	}
+	close(fd);
+	close(pfd);
+	fd = (int)syscall(__NR_openat2, AT_FDCWD, ".", &how, sizeof(how));
+	if (fd < 0 && errno == ENOSYS) {
+		snprintf(why, why_len, "openat2 (Linux 5.6) unavailable");
+		return false;
+	}
+	if (fd >= 0)
+		close(fd);
+	return true;
+}
+
+#ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+#define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
+#endif
+
+int corral_unotify_install(const struct corral_bpf *prog)
+{
+	struct sock_fprog fprog = { .len = prog->len, .filter = prog->filter };
+	long fd;
+
+	/*
+	 * Once the supervisor has received a call, only a fatal signal may
+	 * end the caller's wait (Linux 5.19): otherwise a handled signal
+	 * would restart a connect the helper already made (EISCONN).
+	 * Older kernels: without it.
+	 */
+	fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+		     SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, &fprog);
+	if (fd < 0 && errno == EINVAL)
+		fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &fprog);
+	return fd < 0 ? -errno : (int)fd;
+}

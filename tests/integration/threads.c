@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * corral_sandbox_exec from several threads on one sandbox object: every
+ * run gets its own output and status, a run that leaves a daemon behind
+ * does not disturb the others (each run's sweep kills only its own), and
+ * nothing is left when all are done. Runs as root (root dir handed to
+ * nobody) and as nobody.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "corral.h"
+#include "tests/common.h"
+
+#define THREADS 4
+#define RUNS 15
+
+static struct corral_sandbox *sb;
+static int failures;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+__attribute__((format(printf, 1, 2))) static void failf(const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&lock);
+	printf("FAIL ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	failures++;
+	pthread_mutex_unlock(&lock);
+}
+
+static void *worker(void *arg)
+{
+	long id = (long)arg;
+
+	for (int i = 0; i < RUNS; i++) {
+		struct corral_result res = {};
+		struct corral_error err = {};
+		char cmd[256], want[64];
+		int code = (int)(id * 10 + i % 7);
+
+		/* Odd runs leave a daemon that would hold the pipes and outlive the run. */
+		snprintf(cmd, sizeof(cmd), "%s echo t%ld-r%d; sleep 0.01; exit %d",
+			 i % 2 ? "setsid sleep 30 >/dev/null 2>&1 & (sleep 31 &);" : "", id, i, code);
+		snprintf(want, sizeof(want), "t%ld-r%d\n", id, i);
+		if (corral_sandbox_exec(sb, &CORRAL_EXEC_OPTS(.shell = cmd, .capture = true, .timeout = 20), &res,
+					&err) < 0) {
+			failf("exec: %s (%ld)", err.message, id);
+			continue;
+		}
+		if (!res.exited || res.exit_status != code)
+			failf("run %s: exit status %d", want, res.exited ? res.exit_status : -1);
+		if (!res.stdout_buf || strcmp(res.stdout_buf, want) != 0)
+			failf("stdout %s (thread %ld)", res.stdout_buf ? res.stdout_buf : "(null)", id);
+		if (res.wall_ms > 5000)
+			failf("run %s took %ld ms (a leftover held it)", want, (long)res.wall_ms);
+		corral_result_clear(&res);
+	}
+	return NULL;
+}
+
+int main(void)
+{
+	struct corral_policy *p = NULL;
+	struct corral_error err = {};
+	char root[] = "/tmp/corral-threads.XXXXXX";
+	pthread_t t[THREADS];
+	int r;
+
+	if (!mkdtemp(root))
+		return 1;
+	chmod(root, 0755);
+	if (geteuid() == 0 && chown(root, 65534, 65534) < 0)
+		return 1;
+	if (corral_policy_new(&p) < 0 || corral_policy_set(p, "root", root, &err) < 0) {
+		printf("policy: %s\n", err.message);
+		return 1;
+	}
+	r = corral_sandbox_new(p, &sb, &err);
+	if (r < 0) {
+		printf("sandbox: %s\n", err.message);
+		if (err.code == CORRAL_E_UNENFORCEABLE)
+			skip_or_fail(err.message);
+		return 1;
+	}
+	for (long i = 0; i < THREADS; i++)
+		pthread_create(&t[i], NULL, worker, (void *)i);
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(t[i], NULL);
+	corral_sandbox_free(sb);
+	corral_policy_free(p);
+	rmdir(root);
+
+	/* No daemon of any run is left: none of our processes is still running. */
+	{
+		char buf[256];
+		FILE *f = popen("pgrep -f '^sleep 3[01]$' -u 65534,$(id -u) -P 1,$PPID,$$ 2>/dev/null | head -3", "r");
+		if (f && fgets(buf, sizeof(buf), f)) {
+			printf("FAIL a daemon survived: pid %s", buf);
+			failures++;
+		}
+		if (f)
+			pclose(f);
+	}
+	printf("%d threads x %d runs, %d failures\n", THREADS, RUNS, failures);
+	return failures ? 1 : 0;
+}

@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * unixt — Unix-socket probes for tests/integration/net-unix.sh, run inside
+ * and outside the sandbox.
+ *
+ *   unixt listen PATH SECONDS     listen at PATH, accept for SECONDS (or until PATH.stop
+ *                                 exists), print the number of connections accepted
+ *   unixt connect PATH            print "ok" or the errno name of connect()
+ *   unixt race INSIDE OUTSIDE N   one thread flips a shared sockaddr_un between INSIDE and
+ *                                 OUTSIDE in a tight loop while this one connects N times
+ *                                 with it; prints "ok=A denied=D other=O" (INSIDE must be
+ *                                 listening)
+ *   unixt magic K                 sendmsg on a socketpair with flags 0, then with bit 40 set
+ *                                 (the listener hand-over's bit), then try to get fd K (the
+ *                                 hand-over fd): prints "plain=ok magic=ERR dupK=ERR"
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *ename(int e)
+{
+	switch (e) {
+	case EACCES: return "EACCES";
+	case EPERM: return "EPERM";
+	case ENOENT: return "ENOENT";
+	case ECONNREFUSED: return "ECONNREFUSED";
+	case ELOOP: return "ELOOP";
+	case EXDEV: return "EXDEV";
+	default: return strerror(e);
+	}
+}
+
+static int set_addr(struct sockaddr_un *sa, const char *path)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sa->sun_path))
+		return -1;
+	strcpy(sa->sun_path, path);
+	return 0;
+}
+
+static int do_listen(const char *path, double seconds)
+{
+	struct sockaddr_un sa;
+	char stop[sizeof(sa.sun_path) + 8];
+	struct timeval tv = { 0, 50000 };
+	struct timespec t0, t;
+	long n = 0;
+	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (s < 0 || set_addr(&sa, path) < 0 || bind(s, (void *)&sa, sizeof(sa)) < 0 || listen(s, 128) < 0) {
+		perror("listen");
+		return 1;
+	}
+	chmod(path, 0777);
+	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	snprintf(stop, sizeof(stop), "%s.stop", path);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		int c = accept(s, NULL, NULL);
+
+		if (c >= 0) {
+			n++;
+			close(c);
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec + (t.tv_nsec - t0.tv_nsec) / 1e9 > seconds || access(stop, F_OK) == 0)
+			break;
+	}
+	printf("%ld\n", n);
+	return 0;
+}
+
+static struct sockaddr_un shared;
+static struct sockaddr_un in_addr, out_addr;
+static atomic_bool stop_flip;
+
+static void *flipper(void *arg)
+{
+	(void)arg;
+	/* Half the time outside, half inside; volatile spins keep the two states apart. */
+	while (!atomic_load_explicit(&stop_flip, memory_order_relaxed)) {
+		/* The barriers keep the compiler from dropping the first copy as a dead store. */
+		memcpy(shared.sun_path, out_addr.sun_path, sizeof(shared.sun_path));
+		__asm__ volatile("" ::: "memory");
+		for (volatile int i = 0; i < 2000; i++)
+			;
+		memcpy(shared.sun_path, in_addr.sun_path, sizeof(shared.sun_path));
+		__asm__ volatile("" ::: "memory");
+		for (volatile int i = 0; i < 2000; i++)
+			;
+	}
+	return NULL;
+}
+
+static void *drain(void *arg)
+{
+	int s = *(int *)arg;
+
+	for (;;) {
+		int c = accept(s, NULL, NULL);
+		if (c >= 0)
+			close(c);
+	}
+	return NULL;
+}
+
+static int do_race(const char *inside, const char *outside, long iters)
+{
+	long ok = 0, denied = 0, other = 0;
+	pthread_t th, dr;
+	int ls;
+
+	if (set_addr(&in_addr, inside) < 0 || set_addr(&out_addr, outside) < 0)
+		return 1;
+	ls = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	unlink(inside);
+	if (ls < 0 || bind(ls, (void *)&in_addr, sizeof(in_addr)) < 0 || listen(ls, 4096) < 0) {
+		perror("inside listener");
+		return 1;
+	}
+	pthread_create(&dr, NULL, drain, &ls);
+	shared = in_addr;
+	pthread_create(&th, NULL, flipper, NULL);
+	for (long i = 0; i < iters; i++) {
+		int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		if (s < 0) {
+			other++;
+			continue;
+		}
+		if (connect(s, (void *)&shared, sizeof(shared)) == 0)
+			ok++;
+		else if (errno == EACCES)
+			denied++;
+		else
+			other++;
+		close(s);
+	}
+	atomic_store(&stop_flip, true);
+	pthread_join(th, NULL);
+	printf("ok=%ld denied=%ld other=%ld\n", ok, denied, other);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 4 && strcmp(argv[1], "listen") == 0)
+		return do_listen(argv[2], atof(argv[3]));
+	if (argc == 3 && strcmp(argv[1], "connect") == 0) {
+		struct sockaddr_un sa;
+		int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		if (s < 0) {
+			printf("socket:%s\n", ename(errno));
+			return 0;
+		}
+		if (set_addr(&sa, argv[2]) < 0)
+			return 1;
+		if (connect(s, (void *)&sa, sizeof(sa)) == 0)
+			printf("ok\n");
+		else
+			printf("%s\n", ename(errno));
+		return 0;
+	}
+	if (argc == 3 && strcmp(argv[1], "magic") == 0) {
+		int sv[2];
+		char b = 'x';
+		struct iovec iov = { &b, 1 };
+		struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+		long r1, r2;
+
+		if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
+			return 1;
+		r1 = syscall(SYS_sendmsg, sv[0], &m, 0L);
+		printf("plain=%s ", r1 == 1 ? "ok" : ename(errno));
+		r2 = syscall(SYS_sendmsg, sv[0], &m, (long)(1ULL << 40));
+		printf("magic=%s ", r2 == 1 ? "ok" : ename(errno));
+		printf("dupK=%s\n", dup2(sv[0], atoi(argv[2])) >= 0 ? "ok" :
+		       errno == EBADF ? "EBADF" : ename(errno));
+		return 0;
+	}
+	if (argc == 5 && strcmp(argv[1], "race") == 0)
+		return do_race(argv[2], argv[3], atol(argv[4]));
+	fprintf(stderr, "usage: unixt listen PATH SECONDS | connect PATH | race INSIDE OUTSIDE N\n");
+	return 2;
+}

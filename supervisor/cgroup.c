@@ -177,23 +177,33 @@ int corral_cgroup_create(const struct corral_sandbox *sb, struct corral_run *run
 
 		if (!cg->dir[i])
 			continue;
+		if (asprintf(&run->cg_dir[i], "%s/corral-%d-%u", cg->dir[i], (int)getpid(), n) < 0)
+			return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
 		/*
-		 * The name may exist: left by an earlier corral with the same pid
-		 * that was killed before its watchdog started, or made by a corral
-		 * in another pid namespace. Never touch it: take the next number.
+		 * EEXIST: a directory an earlier corral with this pid could not
+		 * remove in time (a task that exits slowly, e.g. with a network
+		 * namespace to tear down), or a corral in another pid namespace.
+		 * Never touch it: take the next name.
 		 */
 		for (int tries = 0;; tries++) {
-			if (asprintf(&run->cg_dir[i], "%s/corral-%d-%u", cg->dir[i], (int)getpid(), n) < 0)
-				return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
-			if (mkdir(run->cg_dir[i], 0755) == 0)
+			if (mkdir(run->cg_dir[i], 0755) == 0) {
+				r = 0;
 				break;
+			}
 			r = errno;
+			if (r != EEXIST || tries >= 64)
+				break;
+			free(run->cg_dir[i]);
+			n = atomic_fetch_add(&counter, 1);
+			if (asprintf(&run->cg_dir[i], "%s/corral-%d-%u", cg->dir[i], (int)getpid(), n) < 0) {
+				run->cg_dir[i] = NULL;
+				return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+			}
+		}
+		if (r) {
 			free(run->cg_dir[i]);
 			run->cg_dir[i] = NULL;
-			if (r != EEXIST || tries >= 100)
-				return corral_err(err, CORRAL_E_SETUP, r, "cgroup %s/corral-*: %s", cg->dir[i],
-						  strerror(r));
-			n = atomic_fetch_add(&counter, 1);
+			return corral_err(err, CORRAL_E_SETUP, r, "cgroup %s/corral-*: %s", cg->dir[i], strerror(r));
 		}
 		r = 0;
 		if (i == CORRAL_CG_PIDS || (i == CORRAL_CG_UNIFIED && cg->v2_pids)) {

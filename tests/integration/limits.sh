@@ -37,7 +37,12 @@ for i in range(200):
         pass
 print(n)'
 out=$("$C" run --procs 40 --timeout 10 -- $PY -c "$forker" 2>/dev/null)
-[ -n "$out" ] && [ "$out" -ge 5 ] && [ "$out" -lt 40 ] && ok "procs: $out of 200 forks succeeded under 40" || bad "procs: [$out] forks under a limit of 40"
+# As root a pids cgroup makes it exact. Unprivileged, RLIMIT_NPROC counts
+# every task of the uid system-wide, set relative to the count when the run
+# starts: tasks of the same uid ending elsewhere meanwhile (other suites run
+# as nobody too) free slots, so allow that drift.
+if is_root; then max=39; else max=55; fi
+[ -n "$out" ] && [ "$out" -ge 5 ] && [ "$out" -le $max ] && ok "procs: $out of 200 forks succeeded under 40" || bad "procs: [$out] forks under a limit of 40"
 t0=$(date +%s%N)
 "$C" run --procs 50 --timeout 2 -- sh -c 'b() { b | b & }; b; exec sleep 30' >/dev/null 2>&1; rc=$?
 t1=$(date +%s%N)

@@ -209,9 +209,9 @@ static void describe_end(const struct corral_result *res, char *buf, size_t len)
 	if (res->timed_out)
 		snprintf(buf, len, "timed out");
 	else if (res->signal)
-		snprintf(buf, len, "killed by SIG%s", sigabbrev_np(res->signal) ?: "?");
+		snprintf(buf, len, "was killed by SIG%s", sigabbrev_np(res->signal) ?: "?");
 	else if (res->exec_errno)
-		snprintf(buf, len, "could not execute the canary: %s", strerror(res->exec_errno));
+		snprintf(buf, len, "could not be executed: %s", strerror(res->exec_errno));
 	else
 		snprintf(buf, len, "exited %d", res->exit_status);
 }
@@ -1342,7 +1342,7 @@ static int preflight(struct check *c, struct corral_error *err)
 	}
 	describe_end(&res, end, sizeof(end));
 	r = corral_err(err, CORRAL_E_UNSUPPORTED, ENOTSUP,
-		       "check: %s does not run corral's canaries inside the sandbox as uid %u (it %s%s%.120s); "
+		       "check: %s does not run corral's canaries inside the sandbox as uid %u (the canary %s%s%.160s); "
 		       "the program must be readable by that uid and hand `%s` to corral_canary_main()",
 		       c->exe, (unsigned)c->uid, end, res.stderr_len ? ": " : "", res.stderr_buf ? res.stderr_buf : "",
 		       CANARY_VERB);

@@ -98,6 +98,8 @@ struct check {
 	int pty_master, pty_slave;
 	char pts[64];
 
+	bool outside_covered;        /* a policy path covers the outside directory */
+
 	struct promise_acc acc[N_PROMISES];
 };
 
@@ -757,6 +759,9 @@ static void net_canaries(struct check *c)
 		promised = net == CORRAL_NET_NONE || (ru && ru->state == CORRAL_PROMISE_ENFORCED);
 		if (c->unix_fd < 0) {
 			record(c, "net.unix", "unix-path", R_NA, "no Unix socket could be bound in the scratch directory");
+		} else if (c->outside_covered) {
+			record(c, "net.unix", "unix-path", R_NA,
+			       "the outside directory lies in a policy path, where Unix sockets are allowed");
 		} else if (exec_canary(c, c->sb, (const char *[]){ "unix", "path", c->unix_path, NULL }, CANARY_TIMEOUT,
 				       0, &res, &err) < 0) {
 			record(c, "net.unix", "unix-path", R_INCONCLUSIVE, "corral could not run the canary: %s", err.message);
@@ -1363,7 +1368,6 @@ _public_ int corral_check(const struct corral_policy *p, char **json_out, bool *
 		.pty_master = -1,
 		.pty_slave = -1,
 	};
-	bool outside_covered;
 	int r;
 
 	if (!p || !json_out || !all_held)
@@ -1393,9 +1397,9 @@ _public_ int corral_check(const struct corral_policy *p, char **json_out, bool *
 		char probe[200];
 
 		snprintf(probe, sizeof(probe), "%s/x", c.outside);
-		outside_covered = policy_covers(c.pol, probe);
+		c.outside_covered = policy_covers(c.pol, probe);
 	}
-	fs_canaries(&c, outside_covered);
+	fs_canaries(&c, c.outside_covered);
 	net_canaries(&c);
 	syscall_canaries(&c);
 	process_canaries(&c);

@@ -932,6 +932,8 @@ static int c_env(int argc, char **argv)
 static int c_privs(int argc, char **argv)
 {
 	bool want_nonroot = strcmp(argv[0], "1") == 0;
+	/* The bounding set: only a privileged caller can clear it; with NoNewPrivs nothing enters it. */
+	bool want_bnd_zero = strcmp(argv[1], "1") == 0;
 	static const char *const caps[] = { "CapInh:", "CapPrm:", "CapEff:", "CapBnd:", "CapAmb:" };
 	char buf[8192], *p;
 	struct obs o = {};
@@ -952,7 +954,9 @@ static int c_privs(int argc, char **argv)
 			continue;
 		found++;
 		unsigned long long v = strtoull(p + strlen(caps[i]), NULL, 16);
-		if (v) {
+		if (v && i == 3 && !want_bnd_zero) {
+			obs_add(&o, "CapBnd %llx (left to an unprivileged caller, which cannot clear it)", v);
+		} else if (v) {
 			attack(&o, caps[i], 0, 0);
 			obs_add(&o, "%s %llx", caps[i], v);
 		}
@@ -977,7 +981,8 @@ static int c_privs(int argc, char **argv)
 	if (found != (int)ARRAY_SIZE(caps) + 2)
 		return say(CANARY_INCONCLUSIVE, "control failed: /proc/self/status lacks capability, NoNewPrivs or Uid lines");
 	if (!o.succeeded)
-		return say(CANARY_HELD, "every capability set 0, NoNewPrivs 1, %s", o.text);
+		return say(CANARY_HELD, "CapInh, CapPrm, CapEff, CapAmb%s 0, NoNewPrivs 1, %s",
+			   want_bnd_zero ? ", CapBnd" : "", o.text);
 	return verdict(&o);
 }
 
@@ -1153,12 +1158,28 @@ static int c_open_files(int argc, char **argv)
 	return say(CANARY_HELD, "open failed with %s at fd %d (limit %ld)", ename(e), maxfd + 1, limit);
 }
 
+/*
+ * processes N exact|relative: fork until refused. "exact" (a pids cgroup):
+ * at most N processes in the run. "relative": RLIMIT_NPROC counts every
+ * task of the uid system-wide and corral sets it to N plus the uid's count
+ * at the start, so the bound is that rlimit; other processes of the uid
+ * that exit meanwhile leave room (docs/threat-model.md).
+ */
 static int c_processes(int argc, char **argv)
 {
-	long limit = atol(argv[0]), count = 0;
+	long limit = atol(argv[0]), count = 0, bound = limit;
+	bool relative = strcmp(argv[1], "relative") == 0;
+	struct rlimit rl = {};
 	int e = 0;
 
-	for (long i = 0; i < limit + 16; i++) {
+	if (relative) {
+		if (getrlimit(RLIMIT_NPROC, &rl) < 0)
+			return control_failed("getrlimit(RLIMIT_NPROC)", errno);
+		if (rl.rlim_cur == RLIM_INFINITY)
+			return say(CANARY_BROKEN, "RLIMIT_NPROC is unlimited");
+		bound = (long)rl.rlim_cur;
+	}
+	for (long i = 0; i < bound + 16; i++) {
 		pid_t pid = fork();
 
 		if (pid < 0) {
@@ -1174,8 +1195,13 @@ static int c_processes(int argc, char **argv)
 	/* Our children are in our process group: the run's end kills them. */
 	if (count == 0)
 		return control_failed("fork", e);
-	if (!e || count >= limit)
-		return say(CANARY_BROKEN, "forked %ld processes, limit %ld", count, limit);
+	if (!e || count >= bound)
+		return say(CANARY_BROKEN, "forked %ld processes, limit %ld%s", count, limit,
+			   relative ? " (RLIMIT_NPROC)" : "");
+	if (relative)
+		return say(CANARY_HELD,
+			   "fork failed with %s after %ld more processes: RLIMIT_NPROC %ld = %ld plus the uid's tasks at the start",
+			   ename(e), count, bound, limit);
 	return say(CANARY_HELD, "fork failed with %s after %ld more processes (limit %ld)", ename(e), count, limit);
 }
 
@@ -1253,13 +1279,13 @@ static const struct {
 	{ "tty", 1, c_tty },
 	{ "fds", 1, c_fds },
 	{ "env", 2, c_env },
-	{ "privs", 1, c_privs },
+	{ "privs", 2, c_privs },
 	{ "daemon", 1, c_daemon },
 	{ "rlimits", 4, c_rlimits },
 	{ "memory", 1, c_memory },
 	{ "file-size", 1, c_file_size },
 	{ "open-files", 1, c_open_files },
-	{ "processes", 1, c_processes },
+	{ "processes", 2, c_processes },
 	{ "cpu", 1, c_cpu },
 	{ "output", 1, c_output },
 };

@@ -746,22 +746,35 @@ static void net_canaries(struct check *c)
 	{
 		const struct corral_promise *ru = posture(c, "fs.resolve_unix");
 		const struct corral_promise *um = posture(c, "net.unix_mediated");
+		bool promised;
+		struct corral_result res = {};
+		struct corral_error err = {};
 
 		if (um && um->state == CORRAL_PROMISE_ENFORCED && net != CORRAL_NET_NONE)
 			ru = um; /* the supervisor's mediation (seccomp user notification) */
-		if (c->unix_fd < 0)
+		promised = net == CORRAL_NET_NONE || (ru && ru->state == CORRAL_PROMISE_ENFORCED);
+		if (c->unix_fd < 0) {
 			record(c, "net.unix", "unix-path", R_NA, "no Unix socket could be bound in the scratch directory");
-		else if (net != CORRAL_NET_NONE && !(ru && ru->state == CORRAL_PROMISE_ENFORCED))
-			record(c, "net.unix", "unix-path", R_NA,
-			       "network %s: pathname Unix sockets outside the root are reachable until Landlock ABI 9 "
-			       "(kernel has %d)", mode, corral_landlock_abi());
-		else
-			simple(c, "net.unix", "unix-path", net == CORRAL_NET_NONE ? "net.no_sockets" : ru->id,
-			       (const char *[]){ "unix", "path", c->unix_path, NULL });
-		if (listener_hit(c->unix_fd, true) && (net == CORRAL_NET_NONE ||
-							(ru && ru->state == CORRAL_PROMISE_ENFORCED)))
-			record(c, "net.unix", "unix-path-listener", R_BROKEN,
-			       "check's Unix socket outside the root accepted a connection");
+		} else if (exec_canary(c, c->sb, (const char *[]){ "unix", "path", c->unix_path, NULL }, CANARY_TIMEOUT,
+				       0, &res, &err) < 0) {
+			record(c, "net.unix", "unix-path", R_INCONCLUSIVE, "corral could not run the canary: %s", err.message);
+		} else {
+			char *line = first_line(&res);
+			bool hit = listener_hit(c->unix_fd, true);
+
+			if (!promised && (hit || (line && strncmp(line, CANARY_BROKEN " ", 7) == 0)))
+				record(c, "net.unix", "unix-path", R_NA,
+				       "network %s: pathname Unix sockets outside the root stay reachable until Landlock ABI 9 "
+				       "(kernel has %d); the canary observed: %s", mode, corral_landlock_abi(),
+				       line ? line : "nothing");
+			else if (hit)
+				record(c, "net.unix", "unix-path", R_BROKEN,
+				       "check's Unix socket outside the root accepted a connection (%s)", line ? line : "");
+			else
+				record_line(c, "net.unix", "unix-path",
+					    net == CORRAL_NET_NONE ? "net.no_sockets" : ru ? ru->id : "fs.resolve_unix", line);
+		}
+		corral_result_clear(&res);
 	}
 	if (c->abstract_fd < 0) {
 		record(c, "net.unix", "unix-abstract", R_NA, "no abstract Unix socket could be bound");
@@ -900,7 +913,7 @@ static void priv_canaries(struct check *c)
 	bool want_nonroot = nr && nr->state == CORRAL_PROMISE_ENFORCED;
 
 	simple(c, "priv.none", "privs", "priv.no_capabilities",
-	       (const char *[]){ "privs", want_nonroot ? "1" : "0", NULL });
+	       (const char *[]){ "privs", want_nonroot ? "1" : "0", c->sb->drop_caps ? "1" : "0", NULL });
 	if (!want_nonroot && nr)
 		record(c, "priv.none", "non-root", R_NA, "%s", nr->why);
 }
@@ -1059,7 +1072,9 @@ static void limit_canaries(struct check *c)
 		if (pp && pp->state == CORRAL_PROMISE_DROPPED) {
 			record(c, "limits.processes", name, R_NA, "dropped under compat best-effort: %s", pp->why);
 		} else if (sb) {
-			if (exec_canary(c, sb, (const char *[]){ "processes", n, NULL }, CANARY_TIMEOUT, 0, &res, &err) < 0)
+			if (exec_canary(c, sb,
+					(const char *[]){ "processes", n, sb->nproc_relative ? "relative" : "exact", NULL },
+					CANARY_TIMEOUT, 0, &res, &err) < 0)
 				record(c, "limits.processes", name, R_INCONCLUSIVE, "corral could not run the canary: %s",
 				       err.message);
 			else

@@ -229,6 +229,7 @@ _child_ int corral_child_main(void *arg)
 	const struct corral_child *c = arg;
 	const struct corral_sandbox *sb = c->sb;
 	const struct corral_run *run = c->run;
+	const bool mediated = sb && sb->unotify && run && run->un_child >= 0;
 	sigset_t empty;
 
 	/*
@@ -316,15 +317,21 @@ _child_ int corral_child_main(void *arg)
 	}
 
 	/* Before the rlimits: the hand-over fd lies above the command's RLIMIT_NOFILE. */
-	if (sb && sb->unotify && run && run->un_child >= 0) {
+	if (mediated) {
 		int r = corral_unotify_child_prepare(sb->unotify, run->un_child);
 
 		if (r < 0)
 			fail(c, STAGE_UNOTIFY, -r);
 	}
 
+	/*
+	 * With the mediation, RLIMIT_NOFILE waits until its listener fd
+	 * exists: every inherited fd is still open here (close-on-exec, not
+	 * closed), so a low limit would leave no number free for it.
+	 */
 	for (int i = 0; c->rlimits && i < RLIM_NLIMITS; i++)
-		if (c->rlimits->set[i] && setrlimit(i, &c->rlimits->rl[i]) < 0)
+		if (c->rlimits->set[i] && !(i == RLIMIT_NOFILE && mediated) &&
+		    setrlimit(i, &c->rlimits->rl[i]) < 0)
 			fail(c, STAGE_RLIMIT, errno);
 
 	/* stdio: first lift any source out of 0..2 so one dup2 cannot clobber another. */
@@ -377,6 +384,9 @@ _child_ int corral_child_main(void *arg)
 			r = corral_unotify_child_install(sb->unotify, &sb->bpf);
 			if (r < 0)
 				fail(c, STAGE_UNOTIFY, -r);
+			if (c->rlimits && c->rlimits->set[RLIMIT_NOFILE] &&
+			    setrlimit(RLIMIT_NOFILE, &c->rlimits->rl[RLIMIT_NOFILE]) < 0)
+				fail(c, STAGE_RLIMIT, errno);
 		} else if (sb->have_bpf) {
 			r = corral_seccomp_install(&sb->bpf);
 			if (r < 0)

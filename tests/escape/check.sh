@@ -48,7 +48,7 @@ assert not os.path.exists(d["scratch"]), "scratch directory left behind: " + d["
 done
 
 # Text output, exit code on a usage error, --help mentions the scratch root.
-"$C" check >/dev/null && ok "check (text) exits 0" || bad "check (text) failed"
+out=$("$C" check) && ok "check (text) exits 0" || { bad "check (text) failed"; echo "$out"; }
 "$C" check --bogus >/dev/null 2>&1
 [ $? -eq 125 ] && ok "check --bogus exits 125" || bad "check --bogus does not exit 125"
 "$C" check --help | grep -q "scratch" && ok "check --help explains the scratch root" || bad "check --help"

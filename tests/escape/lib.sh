@@ -48,7 +48,11 @@ mkscratch() {
 	if is_root; then chown -R 65534:65534 "$R" "$O"; fi
 }
 
-# as_id CMD...: run a host-side helper as the command's identity.
+# "${AS_ID[@]}" CMD...: a host-side helper as the command's identity (an
+# array, not a function, so `... &` gives the helper's own pid in $!).
+AS_ID=()
+if is_root; then AS_ID=(setpriv --reuid=65534 --regid=65534 --clear-groups --); fi
+# as_id CMD...: the same, in the foreground.
 as_id() {
 	if is_root; then
 		setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"

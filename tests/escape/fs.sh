@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Filesystem promises: writes only under the root, reads only allowed paths;
+# traversal, symlinks, link/rename out, truncate. Three techniques each
+# (shell, python, C), each paired with the same action inside the root.
+. "$(dirname "$0")/lib.sh"
+mkscratch
+build_probe || finish
+
+# -- writes outside
+expect_allowed "sh: write inside" crun -c 'echo x > inside-sh && test -s inside-sh'
+expect_denied "sh: write outside" crun -c "echo x > '$O/planted-sh'"
+expect_denied "sh: append to an outside file" crun -c "echo x >> '$O/victim'"
+expect_denied "sh: mkdir outside" crun -c "mkdir '$O/planted-dir'"
+expect_denied "sh: rm outside" crun -c "rm -f '$O/victim'"
+expect_allowed "python: write inside" crun -- "$PY" -c 'open("inside-py", "w").write("x")'
+expect_denied "python: write outside" crun -- "$PY" -c "open('$O/planted-py', 'w').write('x')"
+expect_denied "python: unlink outside" crun -- "$PY" -c "import os; os.unlink('$O/victim')"
+expect_allowed "C: write inside" crun -- $PROBE write inside-c
+expect_denied "C: write outside" crun -- $PROBE write "$O/planted-c"
+expect_denied "C: append to an outside file" crun -- $PROBE write "$O/victim"
+
+# -- reads outside
+expect_allowed "sh: read inside" crun -c 'cat inside-sh'
+expect_denied "sh: read outside" crun -c "cat '$O/secret'"
+expect_denied "sh: list outside" crun -c "ls '$O'"
+expect_allowed "python: read inside" crun -- "$PY" -c 'print(open("inside-sh").read())'
+expect_denied "python: read outside" crun -- "$PY" -c "print(open('$O/secret').read())"
+expect_allowed "C: read inside" crun -- $PROBE read inside-sh
+expect_denied "C: read outside" crun -- $PROBE read "$O/secret"
+# the host's home directories are not among the read-only paths
+home=$(getent passwd "$(id -un)" | cut -d: -f6)
+if [ -n "$home" ] && [ -d "$home" ] && [ "$home" != / ]; then
+	expect_denied "sh: list the host's home ($home)" crun -c "ls -A '$home' | head -1 | grep -q ."
+fi
+
+# -- traversal
+expect_allowed "sh: ./sub/../ inside" crun -c 'mkdir -p sub && echo x > sub/../trav-ok'
+expect_denied "sh: ../ traversal write" crun -c 'echo x > ../outside/planted-trav'
+expect_denied "sh: ../ traversal read" crun -c 'cat ../outside/secret'
+expect_denied "python: ../ traversal write" crun -- "$PY" -c 'open("../outside/planted-trav-py", "w")'
+expect_denied "python: /proc/self/cwd/../ write" crun -- "$PY" -c 'open("/proc/self/cwd/../outside/planted-proc", "w")'
+expect_denied "C: ../ traversal write" crun -- $PROBE write ../outside/planted-trav-c
+
+# -- symlink escape (a symlink inside the root pointing outside)
+expect_allowed "sh: symlink inside" crun -c 'ln -s sub lnk-in && echo x > lnk-in/f'
+expect_denied "sh: write through a symlink to outside" crun -c "ln -sf '$O' lnk-out; echo x > lnk-out/planted-sym"
+expect_denied "sh: read through a symlink to outside" crun -c "ln -sf '$O/secret' lnk-secret; cat lnk-secret"
+expect_denied "python: write through a symlink to outside" crun -- "$PY" -c "
+import os
+os.symlink('$O', 'lnk-py')
+open('lnk-py/planted-sym-py', 'w')"
+expect_allowed "C: write through a symlink inside" crun -- $PROBE symlink-write inside-c lnk-c-in
+expect_denied "C: write through a symlink to outside" crun -- $PROBE symlink-write "$O/victim" lnk-c-out
+
+# -- link / rename out (and in)
+expect_allowed "sh: mv within the root" crun -c 'echo a > mv-a && mv mv-a sub/mv-a && ln sub/mv-a ln-a'
+expect_denied "sh: mv out" crun -c "echo a > mv-out && mv mv-out '$O/'"
+expect_denied "sh: ln out" crun -c "ln sub/mv-a '$O/planted-ln'"
+expect_denied "sh: mv an outside file in" crun -c "mv '$O/victim' stolen"
+expect_allowed "python: rename within" crun -- "$PY" -c 'import os; open("r1","w"); os.rename("r1", "sub/r1")'
+expect_denied "python: rename out" crun -- "$PY" -c "import os; open('r2','w'); os.rename('r2', '$O/planted-r2')"
+expect_denied "python: link an outside file in" crun -- "$PY" -c "import os; os.link('$O/secret', 'stolen-link')"
+expect_allowed "C: rename within" crun -- $PROBE rename ln-a sub/ln-a
+expect_denied "C: rename out" crun -- $PROBE rename sub/ln-a "$O/planted-c-rename"
+expect_denied "C: link out" crun -- $PROBE link sub/mv-a "$O/planted-c-link"
+
+# -- truncate
+expect_allowed "sh: truncate inside" crun -c 'echo abc > t && : > t && test ! -s t'
+expect_denied "sh: truncate outside (O_TRUNC)" crun -c ": > '$O/victim'"
+expect_denied "sh: truncate(1) outside" crun -c "truncate -s 0 '$O/victim'"
+expect_allowed "python: truncate inside" crun -- "$PY" -c 'import os; os.truncate("t", 0)'
+expect_denied "python: truncate outside" crun -- "$PY" -c "import os; os.truncate('$O/victim', 0)"
+expect_allowed "C: truncate inside" crun -- $PROBE truncate t
+expect_denied "C: truncate outside" crun -- $PROBE truncate "$O/victim"
+
+# -- from outside: nothing planted, nothing changed
+outside_intact
+finish

@@ -131,19 +131,34 @@ void corral_cgroup_parents_clear(struct corral_cgroup_parents *cg)
 	memset(cg, 0, sizeof(*cg));
 }
 
+/* |dir|/|name| into |buf|, without snprintf: also used after fork in the watchdog. */
+static bool path_join(char *buf, size_t len, const char *dir, const char *name)
+{
+	size_t a = strlen(dir), b = strlen(name);
+
+	if (a + 1 + b + 1 > len)
+		return false;
+	memcpy(buf, dir, a);
+	buf[a] = '/';
+	memcpy(buf + a + 1, name, b + 1);
+	return true;
+}
+
+/* Async-signal-safe. */
 static int write_file_at(const char *dir, const char *name, const char *value)
 {
 	char p[4096];
 	int fd, r = 0;
 	size_t len = strlen(value);
 
-	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	if (!path_join(p, sizeof(p), dir, name))
+		return -ENAMETOOLONG;
 	fd = open(p, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	if (write(fd, value, len) != (ssize_t)len)
 		r = -errno;
-	safe_close(fd);
+	close(fd);
 	return r;
 }
 
@@ -221,23 +236,41 @@ int corral_cgroup_create(const struct corral_sandbox *sb, struct corral_run *run
 	return 0;
 }
 
-/* v1: SIGKILL everything listed in |dir|/cgroup.procs until it is empty. */
+/*
+ * v1: SIGKILL everything listed in |dir|/cgroup.procs until it is empty.
+ * Async-signal-safe (the watchdog runs it after fork): open/read/kill only.
+ */
 static bool kill_listed(const char *dir)
 {
-	char p[4096];
+	char p[4096], buf[4096];
 
-	snprintf(p, sizeof(p), "%s/cgroup.procs", dir);
+	if (!path_join(p, sizeof(p), dir, "cgroup.procs"))
+		return false;
 	for (int round = 0; round < 2000; round++) {
-		FILE *f = fopen(p, "re");
-		int pid, n = 0;
+		int fd = open(p, O_RDONLY | O_CLOEXEC), n = 0, pid = 0;
+		bool in_num = false;
+		ssize_t got;
 
-		if (!f)
+		if (fd < 0)
 			return false;
-		while (fscanf(f, "%d", &pid) == 1) {
+		while ((got = read(fd, buf, sizeof(buf))) > 0) {
+			for (ssize_t i = 0; i < got; i++) {
+				if (buf[i] >= '0' && buf[i] <= '9') {
+					pid = pid * 10 + (buf[i] - '0');
+					in_num = true;
+				} else if (in_num) {
+					kill(pid, SIGKILL);
+					n++;
+					pid = 0;
+					in_num = false;
+				}
+			}
+		}
+		if (in_num) {
 			kill(pid, SIGKILL);
 			n++;
 		}
-		fclose(f);
+		close(fd);
 		if (n == 0)
 			return true;
 		{
@@ -248,6 +281,7 @@ static bool kill_listed(const char *dir)
 	return false;
 }
 
+/* Async-signal-safe. */
 bool corral_cgroup_kill(const struct corral_run *run)
 {
 	if (run->cg_dir[CORRAL_CG_UNIFIED] &&
@@ -260,6 +294,24 @@ bool corral_cgroup_kill(const struct corral_run *run)
 	if (run->cg_dir[CORRAL_CG_UNIFIED])
 		return kill_listed(run->cg_dir[CORRAL_CG_UNIFIED]);
 	return false;
+}
+
+/*
+ * After corral died (the watchdog): kill what is left, wait for each
+ * cgroup to empty, remove it. Async-signal-safe.
+ */
+void corral_cgroup_kill_and_remove(const struct corral_run *run)
+{
+	corral_cgroup_kill(run);
+	for (int i = 0; i < CORRAL_CG_MAX; i++) {
+		if (!run->cg_dir[i])
+			continue;
+		kill_listed(run->cg_dir[i]);
+		for (int tries = 0; rmdir(run->cg_dir[i]) < 0 && errno == EBUSY && tries < 5000; tries++) {
+			struct timespec ts = { 0, 1000000 };
+			nanosleep(&ts, NULL);
+		}
+	}
 }
 
 void corral_cgroup_remove(struct corral_run *run)

@@ -297,6 +297,92 @@ static void sweep(pid_t sid, struct tally *t)
 	pthread_mutex_unlock(&g_lock);
 }
 
+/*
+ * The watchdog: when a run with cgroups has lasted WATCHDOG_DELAY_MS, a
+ * forked process waits on a pipe only corral holds. If corral dies
+ * (SIGKILL included) the pipe reads EOF and the watchdog kills the run's
+ * tree through its cgroups and removes them; when the run ends normally
+ * corral writes one byte and reaps it. Short runs never pay for the fork;
+ * a corral killed in a run's first milliseconds leaves its descendants
+ * (docs/threat-model.md). After fork the child only makes
+ * async-signal-safe calls (the host may be multithreaded).
+ */
+#define WATCHDOG_DELAY_MS 20.0
+
+struct watchdog {
+	pid_t pid;
+	int fd; /* write end: closed or written by corral only */
+};
+
+static void watchdog_start(const struct corral_run *run, struct watchdog *wd)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return;
+	pid = fork();
+	if (pid < 0) {
+		safe_close(p[0]);
+		safe_close(p[1]);
+		return;
+	}
+	if (pid == 0) {
+		char c;
+		ssize_t n;
+		sigset_t none;
+
+		/* Nothing of corral's may keep another run's pipe open: keep only fd 3. */
+		if (dup2(p[0], 3) < 0)
+			_exit(1);
+		if (syscall(SYS_close_range, 4U, ~0U, 0) < 0)
+			for (int fd = 4; fd < 65536; fd++)
+				close(fd);
+		for (int s = 1; s < _NSIG; s++) {
+			struct sigaction sa = { .sa_handler = SIG_IGN };
+
+			/* Not the run's to end: only corral's death or its byte ends this. */
+			if (s == SIGKILL || s == SIGSTOP || (s >= 32 && s < SIGRTMIN))
+				continue;
+			sigaction(s, &sa, NULL);
+		}
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		do
+			n = read(3, &c, 1);
+		while (n < 0 && errno == EINTR);
+		if (n != 1)
+			corral_cgroup_kill_and_remove(run);
+		_exit(0);
+	}
+	safe_close(p[0]);
+	wd->pid = pid;
+	wd->fd = p[1];
+}
+
+static void watchdog_stop(struct watchdog *wd)
+{
+	ssize_t _unused_ n;
+
+	sigset_t pipe_set, prev;
+	struct timespec zero = {};
+
+	if (wd->pid < 0)
+		return;
+	/* A watchdog already gone must not SIGPIPE the host. */
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &prev);
+	n = write(wd->fd, "x", 1);
+	if (n < 0 && errno == EPIPE)
+		sigtimedwait(&pipe_set, NULL, &zero);
+	pthread_sigmask(SIG_SETMASK, &prev, NULL);
+	wd->fd = safe_close(wd->fd);
+	while (waitpid(wd->pid, NULL, __WALL) < 0 && errno == EINTR)
+		;
+	wd->pid = -1;
+}
+
 struct stream {
 	int fd;
 	char *buf;
@@ -394,6 +480,8 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 	void *stack = MAP_FAILED;
 	double t0, deadline;
 	bool interactive = false, timed_out = false, cancelled = false, main_reaped = false;
+	bool want_watchdog = false;
+	struct watchdog wd = { .pid = -1, .fd = -1 };
 	struct rusage ru;
 	struct corral_unotify *un = NULL;
 	pid_t pid = -1;
@@ -574,6 +662,9 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 	}
 
 	pidfd = (int)syscall(__NR_pidfd_open, pid, 0);
+	for (int i = 0; sp->run && i < CORRAL_CG_MAX; i++)
+		if (sp->run->cg_dir[i])
+			want_watchdog = true;
 	/* Unix-socket mediation: the listener the child sent before execve. */
 	if (sp->run && sp->run->un_parent >= 0)
 		un = corral_unotify_start(sp->confine, sp->run, sp->run->un_parent);
@@ -582,13 +673,21 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 	for (;;) {
 		struct pollfd pf[5 + CORRAL_UNOTIFY_MAX_POLLFDS];
 		int np = 0, ipid = -1, iout = -1, ierr = -1, iin = -1, icancel = -1, iun = -1, nun = 0;
-		double left = deadline - now_ms();
+		double now = now_ms(), left = deadline - now;
 		struct timespec ts;
 		bool exited = false;
 
 		if (left <= 0) {
 			timed_out = true;
 			break;
+		}
+		if (want_watchdog && wd.pid < 0) {
+			if (now - t0 >= WATCHDOG_DELAY_MS)
+				watchdog_start(sp->run, &wd);
+			else if (left > WATCHDOG_DELAY_MS - (now - t0))
+				left = WATCHDOG_DELAY_MS - (now - t0);
+			if (wd.pid < 0 && now - t0 >= WATCHDOG_DELAY_MS)
+				want_watchdog = false; /* could not start one: go on without */
 		}
 		if (pidfd >= 0) {
 			ipid = np;
@@ -709,6 +808,7 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 
 	/* Descendants that left the group (setsid, double fork) are ours now. */
 	sweep(pid, &tally);
+	watchdog_stop(&wd);
 
 	/* Every writer is gone: read the rest (EAGAIN only if something escaped us). */
 	while (stream_read(&out) == READ_MORE)
@@ -738,6 +838,7 @@ finish:
 	if (sp->on_finish)
 		sp->on_finish(sp->hook_arg);
 out:
+	watchdog_stop(&wd);
 	if (pid > 0 && !main_reaped) {
 		kill(pid, SIGKILL);
 		while (wait4(pid, &status, __WALL, NULL) < 0 && errno == EINTR)

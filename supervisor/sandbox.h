@@ -107,6 +107,7 @@ int corral_cgroup_create(const struct corral_sandbox *sb, struct corral_run *run
 /* Kill every process in the run's cgroups. Returns true when a cgroup did it. */
 bool corral_cgroup_kill(const struct corral_run *run);
 void corral_cgroup_remove(struct corral_run *run);
+void corral_cgroup_kill_and_remove(const struct corral_run *run);
 
 /* tmp: the run's private tmp and its safe removal. */
 int corral_tmp_create(const struct corral_sandbox *sb, struct corral_run *run,

@@ -69,4 +69,13 @@ expect_eq "-c shell string" "a b" "$("$C" run -c 'echo a b')"
 # stdin passes through
 expect_eq "stdin passthrough" "HELLO" "$(echo hello | "$C" run -- tr a-z A-Z)"
 expect_eq "stdin passthrough with --json" "'HELLO\n'" "$(echo hello | "$C" run --json -- tr a-z A-Z | json '["stdout"]')"
+# compat: a kernel that cannot keep a promise (pretend Landlock ABI 2).
+err=$(CORRAL_TEST_LANDLOCK_ABI=2 "$C" run -- true 2>&1); rc=$?
+expect_eq "strict refuses an unenforceable promise: 125" 125 $rc
+expect_match "strict names the promise and why" "^corral: compat strict: promise fs\.truncate cannot be kept: .*needs Landlock ABI 3" "$err"
+out=$(CORRAL_TEST_LANDLOCK_ABI=2 "$C" run --json -- true); rc=$?
+expect_eq "strict refusal in --json" "125 unenforceable" "$rc $(printf '%s' "$out" | $PY -c 'import json,sys; print(json.load(sys.stdin)["error"]["code"])')"
+out=$(CORRAL_TEST_LANDLOCK_ABI=2 "$C" run --compat best-effort -- echo ran 2>"$R/warn"); rc=$?
+expect_eq "best-effort runs" "0 ran" "$rc $out"
+expect_match "best-effort warns what it dropped" "corral: warning: best-effort: dropped fs\.truncate" "$(cat "$R/warn")"
 finish

@@ -66,6 +66,22 @@ wait $cpid 2>/dev/null
 for i in $(seq 50); do alive "sleep 68.$tag" || break; sleep 0.05; done
 alive "sleep 68.$tag" && bad "main process survived corral's SIGKILL" || ok "main process died with corral"
 
+# As root, the run's cgroups let a watchdog (started once a run lasts
+# 20 ms) kill the rest of the tree too: a setsid daemon dies with corral.
+if is_root; then
+	"$C" run -- sh -c "setsid sleep 72.$tag & sleep 73.$tag" &
+	cpid=$!
+	for i in $(seq 50); do alive "sleep 73.$tag" && alive "sleep 72.$tag" && break; sleep 0.05; done
+	sleep 0.1
+	kill -KILL $cpid
+	wait $cpid 2>/dev/null
+	for i in $(seq 60); do alive "sleep 72.$tag" || alive "sleep 73.$tag" || break; sleep 0.05; done
+	alive "sleep 73.$tag" && bad "as root: main survived corral's SIGKILL" || ok "as root: main died with corral"
+	alive "sleep 72.$tag" && bad "as root: setsid daemon survived corral's SIGKILL" || ok "as root: setsid daemon died with corral (cgroup watchdog)"
+	left=$(ls -d /sys/fs/cgroup/*/corral-$cpid-* /sys/fs/cgroup/*/*/*/corral-$cpid-* 2>/dev/null | head -3)
+	[ -z "$left" ] && ok "as root: the run's cgroups removed" || bad "cgroups left: $left"
+fi
+
 # corral killed by SIGTERM: the whole tree is killed, corral exits 143.
 "$C" run -- sh -c "setsid sleep 69.$tag & sleep 70.$tag" &
 cpid=$!

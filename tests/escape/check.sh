@@ -56,6 +56,15 @@ out=$("$C" check --json --provider docker 2>/dev/null)
 [ $? -eq 125 ] && echo "$out" | grep -q '"unsupported"' && ok "check --provider docker: unsupported, 125" ||
 	bad "check --provider docker: [$out]"
 
+# A policy that grants /tmp: the outside directory must not be inside it.
+out=$("$C" check --json --rw /tmp)
+[ $? -eq 0 ] && echo "$out" | "$PY" -c '
+import json, sys
+d = json.load(sys.stdin)
+assert not d["scratch"].startswith("/tmp/"), d["scratch"]
+assert all(p["state"] == "held" for p in d["promises"] if p["id"] in ("fs.write", "fs.read"))
+' && ok "check --rw /tmp: scratch elsewhere, fs promises still proven" || bad "check --rw /tmp: $out"
+
 # A broken promise is reported as broken, with exit 1: best-effort on a pretended
 # ABI 2 drops fs.truncate; the dropped promise is not applicable, not held.
 out=$(CORRAL_TEST_LANDLOCK_ABI=2 "$C" check --json --compat best-effort)

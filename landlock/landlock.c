@@ -8,6 +8,7 @@
  * ("Backward and forward compatibility", "Previous limitations").
  */
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -16,6 +17,22 @@
 #include "internal/util.h"
 #include "landlock/landlock.h"
 #include "landlock/uapi.h"
+
+#if __has_include(<linux/openat2.h>)
+#include <linux/openat2.h>
+#else
+struct open_how {
+	uint64_t flags;
+	uint64_t mode;
+	uint64_t resolve;
+};
+#define RESOLVE_NO_MAGICLINKS 0x02
+#define RESOLVE_NO_SYMLINKS 0x04
+#define RESOLVE_BENEATH 0x08
+#endif
+#ifndef SYS_openat2
+#define SYS_openat2 437
+#endif
 
 /* Read, list and execute: what fs.read_only grants. */
 #define LL_READ_EXEC (CORRAL_LL_FS_READ_FILE | CORRAL_LL_FS_READ_DIR | CORRAL_LL_FS_EXECUTE)
@@ -121,6 +138,156 @@ static int plan_add(struct corral_ll_plan *plan, int *fd, uint64_t access)
 	return 0;
 }
 
+/*
+ * The root, opened once: policy paths under it are resolved beneath it,
+ * since whatever lies there may have been planted by an earlier run.
+ */
+struct plan_root {
+	const char *path; /* canonical */
+	int fd;           /* O_PATH|O_DIRECTORY */
+	struct stat st;
+};
+
+/* O_PATH open of |rel| beneath |dirfd|, no symlink (or magic link) followed. */
+static int open_beneath(int dirfd, const char *rel)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+
+	for (int tries = 0;; tries++) {
+		long r = syscall(SYS_openat2, dirfd, rel, &how, sizeof(how));
+
+		if (r >= 0)
+			return (int)r;
+		/* EAGAIN: a concurrent rename raced ".."; bounded, a sandbox could keep it up. */
+		if ((errno == EAGAIN && tries < 64) || errno == EINTR)
+			continue;
+		return -errno;
+	}
+}
+
+/*
+ * Is directory |fd| one of |anc| (n entries) or beneath one? Walks ".."
+ * from the opened object itself, so what counts is where the path really
+ * leads, not how it is spelled. Returns the index found, -1 for none,
+ * or -errno.
+ */
+static int dir_within(int fd, const struct stat *anc, size_t n)
+{
+	_cleanup_close_ int cur = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+
+	if (cur < 0)
+		return -errno;
+	for (int depth = 0; depth < PATH_MAX / 2; depth++) {
+		_cleanup_close_ int up = -1;
+		struct stat st, ust;
+
+		if (fstat(cur, &st) < 0)
+			return -errno;
+		for (size_t i = 0; i < n; i++)
+			if (st.st_dev == anc[i].st_dev && st.st_ino == anc[i].st_ino)
+				return (int)i;
+		up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (up < 0 || fstat(up, &ust) < 0)
+			return -errno;
+		if (ust.st_dev == st.st_dev && ust.st_ino == st.st_ino)
+			return -1; /* reached "/" */
+		safe_close(cur);
+		cur = TAKE_FD(up);
+	}
+	return -ELOOP;
+}
+
+/* The part of absolute |path| under |root| ("." for the root), or NULL. */
+static const char *under_root(const char *path, const char *root)
+{
+	size_t n = strlen(root);
+
+	while (n > 0 && root[n - 1] == '/')
+		n--;
+	if (strncmp(path, root, n) != 0 || (path[n] != '/' && path[n] != '\0'))
+		return NULL;
+	path += n;
+	path += strspn(path, "/");
+	return *path ? path : ".";
+}
+
+static int beneath_error(const char *field, const char *path, int e, struct corral_error *err)
+{
+	switch (e) {
+	case ELOOP:
+		return corral_err(err, CORRAL_E_ESCAPE, e,
+				  "%s: %s: a symlink inside the root is not followed (the sandboxed command could have planted it); name its target instead",
+				  field, path);
+	case EXDEV:
+		return corral_err(err, CORRAL_E_ESCAPE, e, "%s: %s: escapes the root", field, path);
+	case ENOSYS:
+		return corral_err(err, CORRAL_E_UNSUPPORTED, e,
+				  "%s: %s: lies under the root and openat2 is unavailable (kernel < 5.6): refusing to resolve it without",
+				  field, path);
+	case ENOENT:
+	case ENOTDIR:
+		return corral_err(err, CORRAL_E_NOT_FOUND, e, "%s: %s: %s", field, path, strerror(e));
+	default:
+		return corral_err(err, CORRAL_E_SETUP, e, "%s: %s: %s", field, path, strerror(e));
+	}
+}
+
+/*
+ * Open a path the user named. Under the root (by its spelling, or because
+ * a leading part of it leads into the root through a host symlink or a
+ * bind mount) the rest is resolved beneath with no symlink followed;
+ * elsewhere it is the host's own path and opened as usual. Returns an
+ * O_PATH fd, or -errno with |err| set (ENOENT/ENOTDIR without a message:
+ * the caller decides whether a missing path is an error).
+ */
+static int open_user_path(const struct plan_root *root, const char *field, const char *path,
+			  struct corral_error *err)
+{
+	_cleanup_free_ char *prefix = NULL;
+	const char *rel = under_root(path, root->path);
+	int fd;
+
+	if (rel) {
+		fd = open_beneath(root->fd, rel);
+		if (fd < 0 && fd != -ENOENT && fd != -ENOTDIR)
+			return beneath_error(field, path, -fd, err);
+		return fd;
+	}
+	prefix = strdup(path);
+	if (!prefix)
+		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+	for (size_t i = 1; i <= strlen(path); i++) {
+		_cleanup_close_ int pfd = -1;
+		struct stat st;
+		int w;
+
+		if (path[i] != '/' && path[i] != '\0')
+			continue;
+		if (path[i - 1] == '/')
+			continue;
+		prefix[i] = '\0';
+		pfd = open(prefix, O_PATH | O_CLOEXEC);
+		prefix[i] = path[i];
+		if (pfd < 0 || fstat(pfd, &st) < 0 || !S_ISDIR(st.st_mode))
+			break;
+		w = dir_within(pfd, &root->st, 1);
+		if (w < -1)
+			return corral_err(err, CORRAL_E_SETUP, -w, "%s: %s: %s", field, path, strerror(-w));
+		if (w == 0) {
+			rel = path + i + strspn(path + i, "/");
+			fd = open_beneath(pfd, *rel ? rel : ".");
+			if (fd < 0 && fd != -ENOENT && fd != -ENOTDIR)
+				return beneath_error(field, path, -fd, err);
+			return fd;
+		}
+	}
+	fd = open(path, O_PATH | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
 enum path_kind {
 	PATH_ROOT,     /* must exist and be a directory */
 	PATH_USER,     /* asked for by the policy: must exist */
@@ -132,8 +299,9 @@ enum path_kind {
  * handles and, for a non-directory, to the rights a file rule may carry
  * (any other right there makes landlock_add_rule fail with EINVAL).
  */
-static int plan_path(struct corral_ll_plan *plan, const char *field, const char *path,
-		     uint64_t want, enum path_kind kind, struct corral_error *err)
+static int plan_path(struct corral_ll_plan *plan, const struct plan_root *root, const char *field,
+		     const char *path, uint64_t want, enum path_kind kind, struct stat *st_out,
+		     int *fd_out, struct corral_error *err)
 {
 	_cleanup_close_ int fd = -1;
 	struct stat st;
@@ -142,9 +310,17 @@ static int plan_path(struct corral_ll_plan *plan, const char *field, const char 
 	if (!path || path[0] != '/')
 		return corral_err(err, CORRAL_E_POLICY, EINVAL, "%s: '%s' is not an absolute path",
 				  field, path ? path : "(null)");
-	fd = open(path, O_PATH | O_CLOEXEC);
+	if (kind == PATH_USER) {
+		fd = open_user_path(root, field, path, err);
+		if (fd < 0 && fd != -ENOENT && fd != -ENOTDIR)
+			return fd;
+	} else {
+		fd = open(path, O_PATH | O_CLOEXEC);
+		if (fd < 0)
+			fd = -errno;
+	}
 	if (fd < 0) {
-		int e = errno;
+		int e = -fd;
 
 		if (kind == PATH_OPTIONAL && (e == ENOENT || e == ENOTDIR))
 			return 0;
@@ -156,6 +332,14 @@ static int plan_path(struct corral_ll_plan *plan, const char *field, const char 
 	if (kind == PATH_ROOT && !S_ISDIR(st.st_mode))
 		return corral_err(err, CORRAL_E_SETUP, ENOTDIR, "%s: %s: %s", field, path,
 				  strerror(ENOTDIR));
+	if (st_out)
+		*st_out = st;
+	if (fd_out) {
+		*fd_out = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+		if (*fd_out < 0)
+			return corral_err(err, CORRAL_E_SETUP, errno, "%s: %s: %s", field, path,
+					  strerror(errno));
+	}
 	access = want & plan->handled_fs;
 	if (!S_ISDIR(st.st_mode))
 		access &= CORRAL_LL_FS_FILE_RIGHTS;
@@ -164,46 +348,57 @@ static int plan_path(struct corral_ll_plan *plan, const char *field, const char 
 	return 0;
 }
 
-/* Is canonical |child| |parent| itself or beneath it? */
-static bool path_within(const char *child, const char *parent)
-{
-	size_t n = strlen(parent);
-
-	if (n == 1 && parent[0] == '/')
-		return true;
-	return strncmp(child, parent, n) == 0 && (child[n] == '\0' || child[n] == '/');
-}
-
 /*
  * Landlock rules only ever add rights: a read-only path beneath the root
  * or a read-write path would stay writable. Say so rather than promise a
- * read-only directory the kernel will not enforce. (Defaults beneath a
- * writable tree, e.g. with root "/", are subsumed, as the user asked.)
+ * read-only path the kernel will not enforce. Decided on what the path
+ * opened (|fd|, |st|), walking up from it, not on how it is spelled.
+ * |anc|: the root, then the read-write paths.
  */
-static int check_not_beneath_writable(const struct corral_policy *p, const char *root_abs,
-				      const char *ro, struct corral_error *err)
+static int check_not_beneath_writable(const struct corral_policy *p, const struct plan_root *root,
+				      const char *ro, int fd, const struct stat *st,
+				      const struct stat *anc, size_t n_anc, struct corral_error *err)
 {
-	_cleanup_free_ char *ro_real = realpath(ro, NULL);
+	_cleanup_close_ int parent = -1;
+	int w = -1;
 
-	if (!ro_real)
-		return corral_err(err, errno == ENOENT ? CORRAL_E_NOT_FOUND : CORRAL_E_SETUP, errno,
-				  "fs.read_only: %s: %s", ro, strerror(errno));
-	for (size_t i = 0; i <= p->fs.read_write.n; i++) {
-		const char *w = i == 0 ? root_abs : p->fs.read_write.v[i - 1];
-		_cleanup_free_ char *w_real = realpath(w, NULL);
+	for (size_t i = 0; i < n_anc; i++)
+		if (st->st_dev == anc[i].st_dev && st->st_ino == anc[i].st_ino)
+			w = (int)i;
+	if (w < 0 && S_ISDIR(st->st_mode)) {
+		w = dir_within(fd, anc, n_anc);
+	} else if (w < 0) {
+		_cleanup_free_ char *dir = strdup(ro);
+		char *slash = dir ? strrchr(dir, '/') : NULL;
 
-		if (w_real && path_within(ro_real, w_real))
-			return corral_err(err, CORRAL_E_POLICY, EINVAL,
-					  "fs.read_only: %s lies within the read-write %s %s; Landlock only adds rights, so it would stay writable",
-					  ro, i == 0 ? "root" : "path", w);
+		if (!slash)
+			return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+		if (slash == dir)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+		parent = open_user_path(root, "fs.read_only", dir, err);
+		if (parent < 0)
+			return parent == -ENOENT || parent == -ENOTDIR ?
+				       corral_err(err, CORRAL_E_NOT_FOUND, -parent, "fs.read_only: %s: %s",
+						  ro, strerror(-parent)) :
+				       parent;
+		w = dir_within(parent, anc, n_anc);
 	}
+	if (w < -1)
+		return corral_err(err, CORRAL_E_SETUP, -w, "fs.read_only: %s: %s", ro, strerror(-w));
+	if (w >= 0)
+		return corral_err(err, CORRAL_E_POLICY, EINVAL,
+				  "fs.read_only: %s lies within the read-write %s %s; Landlock only adds rights, so it would stay writable",
+				  ro, w == 0 ? "root" : "path", w == 0 ? root->path : p->fs.read_write.v[w - 1]);
 	return 0;
 }
 
 static const char *const default_devices[] = {
 	"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
 };
-static const char *const default_ttys[] = { "/dev/tty", "/dev/pts" };
+/* /dev/ptmx: openpty(3), script, pexpect; a new pty pair lands in /dev/pts. */
+static const char *const default_ttys[] = { "/dev/tty", "/dev/ptmx", "/dev/pts" };
 
 /*
  * The promises this module keeps, in DESIGN.md's words. A dropped one's
@@ -230,7 +425,7 @@ static const struct ll_promise {
 	{ "scope.ptrace", "ptrace and /proc/PID of processes outside the sandbox", 1, P_ANY_NET },
 	{ "fs.truncate", "truncate outside the root", 3, P_ANY_NET },
 	{ "net.tcp_landlock", "TCP bind and connect (Landlock, beside seccomp)", 4, P_NET_NONE },
-	{ "fs.ioctl_dev", "device ioctls outside /dev/tty and /dev/pts", 5, P_ANY_NET },
+	{ "fs.ioctl_dev", "device ioctls outside /dev/tty, /dev/ptmx and /dev/pts", 5, P_ANY_NET },
 	{ "scope.signal", "signals to processes outside the sandbox", 6, P_ANY_NET },
 	{ "scope.abstract_unix", "abstract Unix sockets outside the sandbox", 6, P_ANY_NET },
 };
@@ -266,6 +461,83 @@ static void plan_promises(const struct corral_policy *p, int abi, struct corral_
 				   abi);
 }
 
+/*
+ * Paths are opened (and a missing one reported) even without Landlock: a
+ * policy naming a missing path is wrong on any kernel.
+ */
+static int plan_paths(struct corral_ll_plan *plan, const struct corral_policy *p,
+		      const char *root_abs, struct corral_error *err)
+{
+	struct plan_root root = { .path = root_abs, .fd = -1 };
+	_cleanup_free_ struct stat *anc = NULL;
+	_cleanup_free_ char *canon = NULL;
+	size_t n_anc = 0;
+	int r;
+
+	canon = realpath(root_abs, NULL);
+	if (!canon)
+		return corral_err(err, errno == ENOENT || errno == ENOTDIR ? CORRAL_E_NOT_FOUND : CORRAL_E_SETUP,
+				  errno, "root %s: %s", root_abs, strerror(errno));
+	r = corral_check_not_system("root", root_abs, canon, err);
+	if (r < 0)
+		return r;
+	anc = calloc(p->fs.read_write.n + 1, sizeof(*anc));
+	if (!anc)
+		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+	r = plan_path(plan, &root, "root", root_abs, LL_ALL, PATH_ROOT, &anc[0], &root.fd, err);
+	if (r < 0)
+		goto out;
+	root.st = anc[n_anc++];
+	for (size_t i = 0; i < p->fs.read_write.n; i++) {
+		const char *path = p->fs.read_write.v[i];
+		_cleanup_free_ char *rw_canon = NULL;
+
+		r = plan_path(plan, &root, "fs.read_write", path, LL_ALL, PATH_USER, &anc[n_anc], NULL,
+			      err);
+		if (r < 0)
+			goto out;
+		n_anc++;
+		/* Opened safely above: a symlink planted under the root was refused. */
+		rw_canon = realpath(path, NULL);
+		r = corral_check_not_system("fs.read_write", path, rw_canon, err);
+		if (r < 0)
+			goto out;
+	}
+	for (size_t i = 0; i < p->fs.read_only.n; i++) {
+		const char *path = p->fs.read_only.v[i];
+		bool dflt = path && corral_is_default_read_only(path);
+		_cleanup_close_ int fd = -1;
+		struct stat st;
+
+		r = plan_path(plan, &root, "fs.read_only", path, LL_READ_EXEC,
+			      dflt ? PATH_OPTIONAL : PATH_USER, &st, dflt ? NULL : &fd, err);
+		if (r < 0)
+			goto out;
+		/* Defaults beneath a writable path are subsumed, as the user asked. */
+		if (!dflt) {
+			r = check_not_beneath_writable(p, &root, path, fd, &st, anc, n_anc, err);
+			if (r < 0)
+				goto out;
+		}
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(default_devices); i++) {
+		r = plan_path(plan, &root, "device", default_devices[i], LL_DEV_RW, PATH_OPTIONAL, NULL,
+			      NULL, err);
+		if (r < 0)
+			goto out;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(default_ttys); i++) {
+		r = plan_path(plan, &root, "terminal", default_ttys[i], LL_TTY, PATH_OPTIONAL, NULL,
+			      NULL, err);
+		if (r < 0)
+			goto out;
+	}
+	r = plan_path(plan, &root, "proc", "/proc", LL_PROC, PATH_OPTIONAL, NULL, NULL, err);
+out:
+	safe_close(root.fd);
+	return r;
+}
+
 int corral_ll_plan_new(const struct corral_policy *p, const char *root_abs, struct corral_posture *ps,
 		       struct corral_ll_plan **out, struct corral_error *err)
 {
@@ -288,28 +560,7 @@ int corral_ll_plan_new(const struct corral_policy *p, const char *root_abs, stru
 	plan->attr_size = abi >= 6 ? CORRAL_LL_ATTR_SIZE_V6 :
 			  abi >= 4 ? CORRAL_LL_ATTR_SIZE_V4 : CORRAL_LL_ATTR_SIZE_V1;
 
-	/*
-	 * Paths are opened (and a missing one reported) even without
-	 * Landlock: a policy naming a missing path is wrong on any kernel.
-	 */
-	r = plan_path(plan, "root", root_abs, LL_ALL, PATH_ROOT, err);
-	for (size_t i = 0; r == 0 && i < p->fs.read_write.n; i++)
-		r = plan_path(plan, "fs.read_write", p->fs.read_write.v[i], LL_ALL, PATH_USER, err);
-	for (size_t i = 0; r == 0 && i < p->fs.read_only.n; i++) {
-		const char *path = p->fs.read_only.v[i];
-		bool dflt = path && corral_is_default_read_only(path);
-
-		r = plan_path(plan, "fs.read_only", path, LL_READ_EXEC,
-			      dflt ? PATH_OPTIONAL : PATH_USER, err);
-		if (r == 0 && !dflt)
-			r = check_not_beneath_writable(p, root_abs, path, err);
-	}
-	for (size_t i = 0; r == 0 && i < ARRAY_SIZE(default_devices); i++)
-		r = plan_path(plan, "device", default_devices[i], LL_DEV_RW, PATH_OPTIONAL, err);
-	for (size_t i = 0; r == 0 && i < ARRAY_SIZE(default_ttys); i++)
-		r = plan_path(plan, "terminal", default_ttys[i], LL_TTY, PATH_OPTIONAL, err);
-	if (r == 0)
-		r = plan_path(plan, "proc", "/proc", LL_PROC, PATH_OPTIONAL, err);
+	r = plan_paths(plan, p, root_abs, err);
 	if (r < 0) {
 		corral_ll_plan_free(plan);
 		return r;

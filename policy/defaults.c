@@ -1,6 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Built-in defaults that more than one module needs. */
+#include <errno.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "internal/util.h"
 
 #include "policy/policy.h"
 
@@ -19,4 +26,97 @@ bool corral_is_default_read_only(const char *path)
 		if (strcmp(path, corral_default_read_only[i]) == 0)
 			return true;
 	return false;
+}
+
+/*
+ * Directories a root or read-write path must never contain: the system
+ * runtime, the host's homes, the kernel's pseudo-filesystems and the
+ * daemons' state. Landlock grants everything beneath a writable path, so a
+ * root of "/" (or "/home") would confine nothing.
+ */
+static const char *const system_dirs[] = {
+	"/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot",
+	"/home", "/root", "/var", "/proc", "/sys", "/dev", "/run", "/opt", NULL,
+};
+
+/* Is |child| |parent| itself or beneath it (separator boundary)? */
+static bool path_covers(const char *parent, const char *child)
+{
+	size_t n = strlen(parent);
+
+	while (n > 0 && parent[n - 1] == '/')
+		n--;
+	if (n == 0)
+		return true; /* "/" covers everything */
+	return strncmp(child, parent, n) == 0 && (child[n] == '\0' || child[n] == '/');
+}
+
+static bool covers_dir(const char *canon, const char *dir)
+{
+	_cleanup_free_ char *real = NULL;
+
+	if (path_covers(canon, dir))
+		return true;
+	/* Merged /usr: "/lib" is "/usr/lib"; a root of "/usr/lib" holds it too. */
+	real = realpath(dir, NULL);
+	return real && path_covers(canon, real);
+}
+
+int corral_check_not_system(const char *what, const char *path, const char *canon,
+			    struct corral_error *err)
+{
+	char list[256] = "";
+	size_t len = 0, shown = 0;
+	bool more = false;
+	const struct passwd *pw;
+
+	if (!canon || canon[0] != '/')
+		return 0;
+	for (size_t i = 0; system_dirs[i]; i++) {
+		if (!covers_dir(canon, system_dirs[i]))
+			continue;
+		if (shown == 4) {
+			more = true;
+			break;
+		}
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", shown ? ", " : "",
+					system_dirs[i]);
+		shown++;
+	}
+	/* The invoking user's home: its dotfiles run code outside any sandbox. */
+	pw = shown ? NULL : getpwuid(getuid());
+	if (pw && pw->pw_dir && pw->pw_dir[0] == '/' && strcmp(pw->pw_dir, "/") != 0 &&
+	    covers_dir(canon, pw->pw_dir)) {
+		snprintf(list, sizeof(list), "%s", pw->pw_dir);
+		shown++;
+	}
+	if (!shown)
+		return 0;
+	return corral_err(err, CORRAL_E_POLICY, EINVAL,
+			  "%s %s: refusing a %s that contains system directories (%s%s)", what, path,
+			  strcmp(what, "root") == 0 ? "root" : "read-write path", list,
+			  more ? ", ..." : "");
+}
+
+_public_ int corral_policy_check_paths(const struct corral_policy *p, struct corral_error *err)
+{
+	_cleanup_free_ char *canon = NULL;
+	int r;
+
+	if (!p)
+		return corral_err(err, CORRAL_E_USAGE, EINVAL, "no policy");
+	canon = p->root ? realpath(p->root, NULL) : getcwd(NULL, 0);
+	if (canon) {
+		r = corral_check_not_system("root", p->root ? p->root : canon, canon, err);
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; i < p->fs.read_write.n; i++) {
+		_cleanup_free_ char *rw = realpath(p->fs.read_write.v[i], NULL);
+
+		r = corral_check_not_system("fs.read_write", p->fs.read_write.v[i], rw, err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
 }

@@ -61,6 +61,16 @@ struct corral_policy {
 extern const char *const corral_default_read_only[];
 bool corral_is_default_read_only(const char *path);
 
+/*
+ * Refuse (CORRAL_E_POLICY) a root or read-write path whose canonical form
+ * |canon| is "/" or contains a system directory (/etc, /usr, /home, /root,
+ * /var, /proc, /dev, ...) or the invoking user's home: "|what| |path|:
+ * refusing a root that contains system directories (/etc, ...)". |what| is
+ * "root" or "fs.read_write".
+ */
+int corral_check_not_system(const char *what, const char *path, const char *canon,
+			    struct corral_error *err);
+
 /* Bounds the validator enforces (docs/policy.md). */
 #define CORRAL_TIMEOUT_MAX (7.0 * 24 * 3600) /* seconds */
 #define CORRAL_COUNT_MAX 2147483647ULL      /* counts and cpu seconds fit an int */

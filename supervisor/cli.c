@@ -51,6 +51,59 @@ static const char usage_options[] =
 	"                         cannot enforce part of the policy (default: strict)\n"
 	"  --json                 machine-readable output\n";
 
+/*
+ * Length of the valid UTF-8 sequence at |s| (RFC 3629: no overlongs,
+ * surrogates or code points above U+10FFFF), 0 when invalid. |s| is
+ * NUL-terminated, so a cut sequence meets a 0 byte and is invalid.
+ */
+static size_t utf8_len(const unsigned char *s)
+{
+	unsigned char lo = 0x80, hi = 0xBF;
+	size_t need;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xC2 && s[0] <= 0xDF)
+		need = 1;
+	else if (s[0] >= 0xE0 && s[0] <= 0xEF)
+		need = 2, lo = s[0] == 0xE0 ? 0xA0 : 0x80, hi = s[0] == 0xED ? 0x9F : 0xBF;
+	else if (s[0] >= 0xF0 && s[0] <= 0xF4)
+		need = 3, lo = s[0] == 0xF0 ? 0x90 : 0x80, hi = s[0] == 0xF4 ? 0x8F : 0xBF;
+	else
+		return 0;
+	for (size_t i = 1; i <= need; i++) {
+		if (s[i] < lo || s[i] > hi)
+			return 0;
+		lo = 0x80;
+		hi = 0xBF;
+	}
+	return need + 1;
+}
+
+/*
+ * |in| with every byte that is not part of valid UTF-8 replaced by U+FFFD:
+ * JSON text must be UTF-8 (jansson refuses anything else), and messages
+ * quote paths and arguments, which may hold any bytes.
+ */
+static void utf8_repair(const char *in, char *out, size_t size)
+{
+	const unsigned char *s = (const unsigned char *)in;
+	size_t o = 0;
+
+	while (*s) {
+		size_t n = utf8_len(s);
+		const char *src = n ? (const char *)s : "\xEF\xBF\xBD";
+		size_t len = n ? n : 3;
+
+		if (o + len >= size)
+			break;
+		memcpy(out + o, src, len);
+		o += len;
+		s += n ? n : 1;
+	}
+	out[o] = '\0';
+}
+
 int cli_fail(bool json, int code, const char *fmt, ...)
 {
 	char msg[1024];
@@ -61,8 +114,12 @@ int cli_fail(bool json, int code, const char *fmt, ...)
 	va_end(ap);
 
 	if (json) {
-		json_t *o = json_pack("{s:{s:s,s:s}}", "error", "code", corral_error_code_name(code),
-				      "message", msg);
+		char text[3 * sizeof(msg)];
+		json_t *o;
+
+		utf8_repair(msg, text, sizeof(text));
+		o = json_pack("{s:{s:s,s:s}}", "error", "code", corral_error_code_name(code),
+			      "message", text);
 		char *s = o ? json_dumps(o, 0) : NULL;
 		if (s)
 			printf("%s\n", s);
@@ -239,6 +296,18 @@ int cli_parse_common(int argc, char **argv, const char *cmd, bool allow_shell,
 		}
 	}
 	free(overlays);
+	if (strcmp(cmd, "run") == 0 || strcmp(cmd, "probe") == 0 || strcmp(cmd, "check") == 0) {
+		/*
+		 * First, before the identity or anything else is decided, so
+		 * this is the message the user sees; the library refuses the
+		 * same later (landlock/, docker).
+		 */
+		r = corral_policy_check_paths(out->policy, &err);
+		if (r < 0) {
+			cli_common_clear(out);
+			return cli_fail_err(json, &err);
+		}
+	}
 	return 0;
 }
 

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Policy paths against what a previous run left in the root: a --rw/--ro
+# path under the root is resolved beneath it with no symlink followed (a
+# planted `root/cachelink -> outside` must not grant outside); the
+# read-only-inside-writable check is made on what a path resolves to; a
+# root or read-write path holding system directories is refused. Also the
+# default devices (/dev/ptmx) and the JSON error path with non-UTF-8 bytes.
+. "$(dirname "$0")/lib.sh"
+mkscratch
+X=$S/extra
+mkdir "$X"
+if is_root; then chown 65534:65534 "$X"; fi
+
+# expect_refused NAME PATTERN CMD...: corral itself refuses (125), saying PATTERN.
+expect_refused() {
+	local name=$1 pat=$2 out rc
+	shift 2
+	out=$("$@" 2>&1)
+	rc=$?
+	if [ "$rc" = 125 ] && grep -q -- "$pat" <<<"$out"; then ok "$name"; else bad "$name: rc=$rc: $out"; fi
+}
+
+# -- a symlink planted by one run, named by the next
+expect_allowed "plant a symlink from inside" crun -- ln -s "$O" cachelink
+expect_refused "--rw ROOT/cachelink (planted symlink)" "symlink inside the root" \
+	crun --rw "$R/cachelink" -c 'echo x > cachelink/planted'
+expect_refused "--ro ROOT/cachelink (planted symlink)" "symlink inside the root" \
+	crun --ro "$R/cachelink" -c "cat '$O/secret'"
+expect_allowed "plant a nested symlink" crun -c 'mkdir -p d && ln -s "'"$O"'" d/link'
+expect_refused "--rw ROOT/d/link" "symlink inside the root" crun --rw "$R/d/link" -- true
+ln -s "$R" "$S/alias"
+expect_refused "--rw ALIAS/cachelink (root reached through a host symlink)" "symlink inside the root" \
+	crun --rw "$S/alias/cachelink" -- true
+expect_denied "planted symlink: write outside" crun -c 'echo x > cachelink/planted'
+outside_intact
+# controls: real directories, under the root and outside it
+expect_allowed "--rw ROOT/d (a real directory)" crun --rw "$R/d" -c 'echo x > d/ok'
+expect_allowed "--rw EXTRA (outside the root)" crun --rw "$X" -c "echo x > '$X/ok' && test -s '$X/ok'"
+expect_allowed "--ro OUTSIDE reads it" crun --ro "$O" -c "cat '$O/secret'"
+
+# -- read-only inside a writable path: decided on what the path resolves to
+expect_refused "--ro ROOT/d" "lies within the read-write root" crun --ro "$R/d" -- true
+expect_refused "--ro ROOT/d/../d" "lies within the read-write root" crun --ro "$R/d/../d" -- true
+expect_refused "--ro ALIAS/d" "lies within the read-write root" crun --ro "$S/alias/d" -- true
+expect_refused "--ro EXTRA/ok with --rw EXTRA" "lies within the read-write path" \
+	crun --rw "$X" --ro "$X/ok" -- true
+
+# -- roots and read-write paths that contain system directories
+expect_refused "--root /" "root /: refusing a root that contains system directories (/etc" \
+	"$C" run --root / -- true
+if is_root; then
+	expect_refused "--root / --user root" "refusing a root that contains system directories" \
+		"$C" run --root / --user root -c 'echo x > /etc/corral-planted'
+	[ ! -e /etc/corral-planted ] && ok "/etc untouched" || { bad "/etc written"; rm -f /etc/corral-planted; }
+fi
+expect_refused "--root /usr/.." "refusing a root that contains system directories" "$C" run --root /usr/.. -- true
+expect_refused "--root /home" "refusing a root that contains system directories (/home)" "$C" run --root /home -- true
+expect_refused "--rw /" "refusing a read-write path that contains system directories" crun --rw / -- true
+expect_refused "--rw /var" "refusing a read-write path" crun --rw /var -- true
+expect_refused "run from / with no --root" "refusing a root" sh -c "cd / && '$C' run -- true"
+expect_refused "probe --root /" "refusing a root that contains system directories" "$C" probe --root /
+expect_refused "check --root /" "refusing a root that contains system directories" "$C" check --root /
+out=$("$C" run --json --root / -- true)
+if [ $? = 125 ] && "$PY" -c 'import json,sys; e=json.loads(sys.argv[1])["error"]; assert e["code"]=="policy", e' "$out"; then
+	ok "--json --root /: a policy error"
+else
+	bad "--json --root /: $out"
+fi
+expect_allowed "--root ROOT (control)" crun -- true
+
+# -- terminals: a pseudo-terminal pair can be opened (/dev/ptmx)
+expect_allowed "python: os.openpty" crun -- "$PY" -c '
+import os
+m, s = os.openpty()
+os.write(s, b"hi\n")
+assert os.read(m, 10).startswith(b"hi")'
+expect_allowed "python: pty.fork runs a child on a terminal" crun -- "$PY" -c '
+import os, pty
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv("/bin/sh", ["sh", "-c", "test -t 0 && echo tty-ok"])
+out = b""
+while True:
+    try:
+        b = os.read(fd, 100)
+    except OSError:
+        break
+    if not b:
+        break
+    out += b
+os.waitpid(pid, 0)
+assert b"tty-ok" in out, out'
+
+# -- the JSON error object with bytes that are not UTF-8
+out=$("$C" run --json --policy $'/tmp/corral-missing-\xff' -- true)
+rc=$?
+if [ "$rc" = 125 ] && "$PY" -c '
+import json, sys
+e = json.loads(sys.argv[1])["error"]
+assert e["code"] == "not_found", e
+assert "\ufffd" in e["message"], e' "$out"; then
+	ok "--json error with a non-UTF-8 path: U+FFFD, real code"
+else
+	bad "--json error with a non-UTF-8 path: rc=$rc: $out"
+fi
+finish

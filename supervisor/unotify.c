@@ -22,6 +22,10 @@
  *    a listener sees the sandbox's identity (its pid is the helper's).
  *    The helper is also what keeps the event loop from blocking on a
  *    blocking connect or send (it serves requests one at a time).
+ *  - The helper is a child of corral outside the run's session and
+ *    without no_new_privs (unless corral itself has it: then a concurrent
+ *    run's sweep in the same process could take it for a sandboxed
+ *    orphan); it is killed and reaped before this run's sweep.
  *  - Abstract addresses are refused (EACCES): the helper is outside the
  *    sandbox's Landlock domain, so the abstract-socket scope would not
  *    hold for a call it makes.
@@ -710,13 +714,45 @@ static int resolve_socket(struct corral_unotify *u, pid_t tid, uint64_t id,
 	return fd;
 }
 
+/* Thread group of |tid| from /proc/TID/status, or -1. */
+static pid_t task_tgid(pid_t tid)
+{
+	char path[64], buf[1024];
+	const char *t;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	t = strstr(buf, "\nTgid:");
+	return t ? (pid_t)atoi(t + 6) : -1;
+}
+
+/*
+ * A pidfd for the calling thread (PIDFD_THREAD, Linux 6.9), else for its
+ * thread group (threads made by pthread_create share the fd table the
+ * socket is looked up in). The notification id is checked valid after
+ * this, so a recycled tid cannot slip in.
+ */
 static int open_task_pidfd(pid_t tid)
 {
 	int fd = (int)syscall(__NR_pidfd_open, tid, PIDFD_THREAD);
+	pid_t tgid;
 
-	if (fd < 0 && errno == EINVAL)
-		fd = (int)syscall(__NR_pidfd_open, tid, 0);
-	return fd;
+	if (fd >= 0 || errno != EINVAL)
+		return fd;
+	fd = (int)syscall(__NR_pidfd_open, tid, 0);
+	if (fd >= 0 || errno != EINVAL)
+		return fd;
+	tgid = task_tgid(tid);
+	return tgid > 0 ? (int)syscall(__NR_pidfd_open, tgid, 0) : -1;
 }
 
 /* Copy the iovecs' bytes into |buf| (at most |cap|); returns the total length asked for, or -errno. */

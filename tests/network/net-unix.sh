@@ -73,6 +73,11 @@ n = socket.socket(socket.AF_UNIX); n.setblocking(False)
 try: n.connect("srv.sock"); out.append("nonblock=ok")
 except BlockingIOError: out.append("nonblock=inprogress")
 p, q = socket.socketpair(); p.send(b"sp"); out.append("socketpair=" + q.recv(2).decode())
+import threading
+res = []
+def th():
+    t = socket.socket(socket.AF_UNIX); t.connect("srv.sock"); res.append("ok")
+x = threading.Thread(target=th); x.start(); x.join(); s.accept(); out.append("thread=" + (res[0] if res else "failed"))
 tmp = os.environ.get("TMPDIR")
 if tmp:
     t = socket.socket(socket.AF_UNIX); t.bind(os.path.join(tmp, "t.sock")); t.listen()
@@ -83,8 +88,8 @@ chmod 644 "$R/inside.py"
 for net in none loopback; do
 	rm -f "$R"/*.sock
 	out=$(run --net "$net" -- "$PY" inside.py 2>&1)
-	expect_eq "$net: inside the root: stream, SO_PEERCRED = sandbox uid, relative, dgram, sendmsg, fd passing, non-blocking, socketpair, TMPDIR" \
-		"stream=ping peeruid=self relative=ok dgram=dg sendmsg_addr=m2 fdpass=import nonblock=ok socketpair=sp tmpdir=ok" "$out"
+	expect_eq "$net: inside the root: stream, SO_PEERCRED = sandbox uid, relative, dgram, sendmsg, fd passing, non-blocking, socketpair, another thread, TMPDIR" \
+		"stream=ping peeruid=self relative=ok dgram=dg sendmsg_addr=m2 fdpass=import nonblock=ok socketpair=sp thread=ok tmpdir=ok" "$out"
 done
 out=$(run -- sh -c 'id -u')
 if is_root; then expect_eq "root: the sandbox (and the listener's peer) is nobody" 65534 "$out"; fi

@@ -21,7 +21,8 @@
 #include "policy/policy.h"
 #include "supervisor/docker.h"
 
-static char tmpdir[] = "/tmp/corral-docker-plan.XXXXXX";
+/* Under $TMPDIR when set, so the suite also runs inside corral (TMPDIR is its private tmp). */
+static char tmpdir[200];
 
 static char *pass_v[] = { "LANG", "SECRET_TOKEN", "NOT_SET_ANYWHERE", NULL };
 static struct corral_kv set_v[] = { { "PATH", "/usr/bin:/bin" }, { "LANG", "C.UTF-8" } };
@@ -401,6 +402,8 @@ int main(void)
 	};
 	int r;
 
+	snprintf(tmpdir, sizeof(tmpdir), "%s/corral-docker-plan.XXXXXX",
+		 getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	if (!mkdtemp(tmpdir))
 		return 1;
 	r = cmocka_run_group_tests(tests, NULL, NULL);

@@ -747,11 +747,14 @@ static void test_dup_free(void **state)
 
 static void test_load_file(void **state)
 {
-	char dir[] = "/tmp/corral-test-policy.XXXXXX", path[PATH_MAX];
+	const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	char dir[1024], path[PATH_MAX];
 	struct corral_error err = {};
 	struct corral_policy *p = NULL;
 	FILE *f;
 
+	/* Under $TMPDIR when set, so the suite also runs inside corral. */
+	snprintf(dir, sizeof(dir), "%s/corral-test-policy.XXXXXX", tmp);
 	assert_non_null(mkdtemp(dir));
 
 	snprintf(path, sizeof(path), "%s/missing.json", dir);

@@ -37,6 +37,7 @@
 
 #include "policy/policy.h"
 #include "supervisor/docker.h"
+#include "supervisor/sandbox.h"
 
 #define DEFAULT_SOCK "/var/run/docker.sock"
 #define API_TIMEOUT_MS 5000
@@ -607,6 +608,37 @@ static int lookup_group(const char *g, gid_t *gid)
 	return 0;
 }
 
+int corral_identity_preview(const struct corral_policy *p, const char *root_abs, uid_t *uid, gid_t *gid,
+			    struct corral_posture *ps, struct corral_error *err)
+{
+	struct corral_sandbox *sb;
+	int r;
+
+	/* corral_identity_decide reads only these fields; the rest stays zero. */
+	sb = calloc(1, sizeof(*sb));
+	if (!sb)
+		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+	sb->policy = (struct corral_policy *)p;
+	sb->root = (char *)root_abs;
+	sb->root_fd = open(root_abs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (sb->root_fd < 0) {
+		r = corral_err(err, errno == ENOENT || errno == ENOTDIR ? CORRAL_E_NOT_FOUND : CORRAL_E_SETUP,
+			       errno, "root %s: %s", root_abs, strerror(errno));
+	} else {
+		r = corral_identity_decide(sb, err);
+		if (r == 0) {
+			*uid = sb->uid;
+			*gid = sb->gid;
+			for (size_t i = 0; ps && i < sb->posture.n; i++)
+				corral_posture_add(ps, sb->posture.items[i].id, sb->posture.items[i].state,
+						   "%s", sb->posture.items[i].why);
+		}
+	}
+	safe_close(sb->root_fd);
+	free(sb);
+	return r;
+}
+
 /*
  * The policy's user when given (USER[:GROUP], names resolved on the host:
  * the container's /etc/passwd is the image's, so numbers are what cross);
@@ -617,8 +649,6 @@ static int lookup_group(const char *g, gid_t *gid)
 int corral_docker_identity(const struct corral_policy *p, const char *root_abs, uid_t *uid, gid_t *gid,
 			   struct corral_error *err)
 {
-	struct stat st;
-
 	if (p->user && *p->user) {
 		_cleanup_free_ char *u = strdup(p->user);
 		char *g, *end;
@@ -647,29 +677,11 @@ int corral_docker_identity(const struct corral_policy *p, const char *root_abs, 
 			return corral_err(err, CORRAL_E_POLICY, ENOENT, "user: no such group '%s'", g);
 		return 0;
 	}
-	if (getuid() != 0) {
-		*uid = getuid();
-		*gid = getgid();
-		return 0;
-	}
-	if (stat(root_abs, &st) < 0)
-		return corral_err(err, CORRAL_E_NOT_FOUND, errno, "root: %s: %s", root_abs, strerror(errno));
-	if (st.st_uid != 0) {
-		*uid = st.st_uid;
-		*gid = st.st_gid;
-	} else {
-		struct passwd *pw = getpwnam("nobody");
-		*uid = pw ? pw->pw_uid : 65534;
-		*gid = pw ? pw->pw_gid : 65534;
-	}
-	/* Without CAP_DAC_OVERRIDE (all capabilities are dropped) only the mode bits decide. */
-	if (!((st.st_uid == *uid && (st.st_mode & S_IWUSR)) || (st.st_gid == *gid && (st.st_mode & S_IWGRP)) ||
-	      (st.st_mode & S_IWOTH)))
-		return corral_err(err, CORRAL_E_SETUP, EACCES,
-				  "root: %s is owned by root and uid %u cannot write it; choose the identity with "
-				  "--user USER[:GROUP] (--user root keeps uid 0 with every capability dropped)",
-				  root_abs, (unsigned)*uid);
-	return 0;
+	/*
+	 * By default exactly the local provider's decision, so both providers
+	 * write the root's files as the same uid:gid (never gid 0 unasked).
+	 */
+	return corral_identity_preview(p, root_abs, uid, gid, NULL, err);
 }
 
 /* ------------------------------------------------------------ daemon */
@@ -1011,6 +1023,10 @@ int corral_docker_prepare(const struct corral_policy *p, const char *root_abs, s
 		return corral_err(err, CORRAL_E_PROVIDER, ENOENT, "docker provider: no docker client on PATH");
 	h.client = client;
 	h.sock = daemon_socket(environ);
+	/* A root holding /etc or /home would be bind-mounted writable: refused as for local. */
+	r = corral_policy_check_paths(p, err);
+	if (r < 0)
+		return r;
 	r = corral_docker_identity(p, root_abs, &h.uid, &h.gid, err);
 	if (r < 0)
 		return r;

@@ -60,6 +60,16 @@ int corral_docker_map_result(struct corral_result *res, bool captured, const cha
 int corral_docker_identity(const struct corral_policy *p, const char *root_abs, uid_t *uid,
 			   gid_t *gid, struct corral_error *err);
 
+/*
+ * The local provider's identity decision (corral_identity_decide) for |p|
+ * and the canonical |root_abs|, without a sandbox: who the command runs as,
+ * or the same refusal sandbox_new gives. When |ps| is given, the identity
+ * promises are added to it. probe and the docker provider use it.
+ */
+struct corral_posture;
+int corral_identity_preview(const struct corral_policy *p, const char *root_abs, uid_t *uid,
+			    gid_t *gid, struct corral_posture *ps, struct corral_error *err);
+
 void corral_docker_strv_free(char **v);
 
 #endif

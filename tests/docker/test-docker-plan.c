@@ -388,6 +388,11 @@ static void test_identity(void **state)
 		assert_int_equal(corral_docker_identity(&p, tmpdir, &uid, &gid, &err), 0);
 		assert_int_equal(uid, 4321);
 		assert_int_equal(gid, 4322);
+		/* Owned by nobody, group root: nobody's own group, as the local provider (never gid 0). */
+		assert_int_equal(chown(tmpdir, 65534, 0), 0);
+		assert_int_equal(corral_docker_identity(&p, tmpdir, &uid, &gid, &err), 0);
+		assert_int_equal(uid, 65534);
+		assert_int_equal(gid, 65534);
 		assert_int_equal(chown(tmpdir, 0, 0), 0);
 	}
 }

@@ -20,6 +20,7 @@
 #include "landlock/landlock.h"
 #include "policy/policy.h"
 #include "seccomp/seccomp.h"
+#include "supervisor/docker.h"
 #include "supervisor/netns.h"
 #include "supervisor/posture.h"
 #include "supervisor/unotify.h"
@@ -143,35 +144,44 @@ static bool probe_docker(void)
 	return strncmp(buf, "HTTP/1.", 7) == 0 && strncmp(buf + 8, " 200", 4) == 0;
 }
 
-/* Does |user| ("NAME[:GROUP]" or "UID[:GID]") name uid 0? */
-static bool user_is_root(const char *user)
+/*
+ * What the docker provider enforces: the container, not Landlock or corral's
+ * seccomp filter (docs/providers.md, "Posture"). |uid| is the identity
+ * decided for the container.
+ */
+static void docker_promises(const struct corral_policy *p, uid_t uid, struct corral_posture *ps)
 {
-	size_t n;
+	bool net_none = p->network != CORRAL_NET_HOST;
 
-	if (!user)
-		return false;
-	n = strcspn(user, ":");
-	return (n == 4 && strncmp(user, "root", 4) == 0) || (n == 1 && user[0] == '0');
-}
-
-/* The supervisor's promises that probe can decide without building a sandbox. */
-static void supervisor_promises(const struct corral_policy *p, struct corral_posture *ps)
-{
+	corral_posture_add(ps, "fs.write", CORRAL_PROMISE_ENFORCED,
+			   "writes outside the root and fs.read_write: the container's root filesystem is --read-only, /tmp a private tmpfs");
+	corral_posture_add(ps, "fs.read", CORRAL_PROMISE_ENFORCED,
+			   "reads of host files outside the root, fs.read_write and fs.read_only: the container sees only its image and those bind mounts");
+	if (net_none)
+		corral_posture_add(ps, "net.none", CORRAL_PROMISE_ENFORCED,
+				   "no network: --network none (a private namespace with only lo)");
+	else
+		corral_posture_add(ps, "net.none", CORRAL_PROMISE_NA,
+				   "network host asked for: --network host");
+	corral_posture_add(ps, "net.no_io_uring", CORRAL_PROMISE_NA,
+			   "io_uring is not filtered: docker's default seccomp profile allows io_uring_setup on this docker version; it reaches nothing the container's namespaces do not already allow (no network under --network none)");
+	corral_posture_add(ps, "scope.processes", CORRAL_PROMISE_ENFORCED,
+			   "signals, ptrace and /proc of processes outside the container: its own pid namespace");
+	corral_posture_add(ps, "seccomp.docker_default", CORRAL_PROMISE_ENFORCED,
+			   "docker's default seccomp profile (not corral's filter)");
 	corral_posture_add(ps, "priv.no_new_privs", CORRAL_PROMISE_ENFORCED,
-			   "no_new_privs: setuid and file capabilities cannot raise privilege");
-	if (geteuid() != 0) {
-		corral_posture_add(ps, "identity.non_root", CORRAL_PROMISE_ENFORCED,
-				   "the command runs as corral's own uid %u", (unsigned)geteuid());
-	} else if (user_is_root(p->user)) {
+			   "--security-opt no-new-privileges");
+	corral_posture_add(ps, "priv.no_capabilities", CORRAL_PROMISE_ENFORCED, "--cap-drop ALL");
+	if (uid == 0)
 		corral_posture_add(ps, "identity.non_root", CORRAL_PROMISE_NA,
-				   "user root asked for: uid 0 kept with every capability dropped; it can still chmod root-owned files outside the root, read root-owned files in read-only paths, and needs a pids cgroup for process limits");
-	} else {
+				   "user root asked for: uid 0 in the container, every capability dropped");
+	else
 		corral_posture_add(ps, "identity.non_root", CORRAL_PROMISE_ENFORCED,
-				   "running as root: the command runs as %s", p->user ? p->user :
-				   "the root directory's owner (nobody when root owns it)");
-	}
-	corral_posture_add(ps, "priv.no_capabilities", CORRAL_PROMISE_ENFORCED,
-			   "every capability dropped, bounding and ambient sets included");
+				   "the container runs as uid %u (--user)", (unsigned)uid);
+	corral_posture_add(ps, "limits.cgroup", CORRAL_PROMISE_ENFORCED,
+			   "memory and processes: the container's cgroup (--memory, --pids-limit); cpu, file size, open files: --ulimit");
+	corral_posture_add(ps, "lifetime", CORRAL_PROMISE_ENFORCED,
+			   "the container is killed and removed at the deadline, at exit, or when corral dies");
 }
 
 static const char *state_name(int state)
@@ -252,7 +262,9 @@ _public_ int corral_probe(const struct corral_policy *p, char **json_out, struct
 	_cleanup_free_ char *root = NULL;
 	json_t *o = NULL, *promises = NULL;
 	const struct corral_promise *dropped;
-	bool seccomp_ok, fs_confined;
+	struct corral_error ierr = {};
+	bool seccomp_ok, fs_confined, identity_refused = false;
+	json_t *refusal;
 	int r;
 
 	if (!json_out)
@@ -275,11 +287,26 @@ _public_ int corral_probe(const struct corral_policy *p, char **json_out, struct
 		r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
 		goto out;
 	}
-	corral_netns_posture(work, &netns, ps);
 	p = work;
 	r = root_absolute(p->root, &root, err);
 	if (r < 0)
 		goto out;
+	r = corral_policy_check_paths(p, err);
+	if (r < 0)
+		goto out;
+	if (p->provider == CORRAL_PROVIDER_DOCKER) {
+		uid_t uid = 0;
+		gid_t gid;
+
+		/* The same identity decision corral_docker_prepare makes. */
+		if (corral_docker_identity(p, root, &uid, &gid, &ierr) < 0)
+			identity_refused = true;
+		docker_promises(p, uid, ps);
+		seccomp_ok = true;
+		memset(&netns, 0, sizeof(netns));
+		goto report;
+	}
+	corral_netns_posture(work, &netns, ps);
 	r = corral_ll_plan_new(p, root, ps, &plan, err);
 	if (r < 0)
 		goto out;
@@ -295,7 +322,17 @@ _public_ int corral_probe(const struct corral_policy *p, char **json_out, struct
 		corral_posture_add(ps, "seccomp.filter", CORRAL_PROMISE_DROPPED, "seccomp filter: %s",
 				   serr.message[0] ? serr.message : "cannot be compiled");
 	corral_bpf_free(&bpf);
-	supervisor_promises(p, ps);
+	corral_posture_add(ps, "priv.no_new_privs", CORRAL_PROMISE_ENFORCED,
+			   "no_new_privs: setuid and file capabilities cannot raise privilege");
+	{
+		uid_t uid;
+		gid_t gid;
+
+		/* The decision corral_sandbox_new makes: the same refusal when nobody can write the root. */
+		if (corral_identity_preview(p, root, &uid, &gid, ps, &ierr) < 0)
+			identity_refused = true;
+	}
+report:
 
 	{
 		const struct corral_promise *w = find_promise(ps, "fs.write");
@@ -316,6 +353,12 @@ _public_ int corral_probe(const struct corral_policy *p, char **json_out, struct
 			goto oom;
 	}
 	dropped = corral_posture_first_dropped(ps);
+	if (identity_refused)
+		refusal = json_string(ierr.message);
+	else if (dropped && p->compat != CORRAL_COMPAT_BEST_EFFORT)
+		refusal = json_string(dropped->why);
+	else
+		refusal = json_null();
 	o = json_pack("{s:i,s:i,s:b,s:b,s:b,s:b,s:b,s:s,s:s,s:s,s:s,s:b,s:b,s:b,s:o*,s:O}",
 		      "landlock_abi", corral_landlock_abi(),
 		      "landlock_errata", corral_ll_errata(),
@@ -330,9 +373,8 @@ _public_ int corral_probe(const struct corral_policy *p, char **json_out, struct
 		      "provider", p->provider == CORRAL_PROVIDER_DOCKER ? "docker" : "local",
 		      "egress", posture_egress(p, ps, seccomp_ok),
 		      "fs_confined", fs_confined,
-		      "runnable", !dropped || p->compat == CORRAL_COMPAT_BEST_EFFORT,
-		      "refusal", dropped && p->compat != CORRAL_COMPAT_BEST_EFFORT ?
-				json_string(dropped->why) : json_null(),
+		      "runnable", !json_is_string(refusal),
+		      "refusal", refusal,
 		      "promises", promises);
 	if (!o)
 		goto oom;

@@ -6,6 +6,8 @@ set -euo pipefail
 fail() { echo "FAIL: $*" >&2; exit 1; }
 root=$(mktemp -d /tmp/corral-probe.XXXXXX)
 trap 'rm -rf "$root"' EXIT
+# As root the default identity is nobody: let it write the root, or probe (like run) refuses.
+if [ "$(id -u)" = 0 ]; then chown 65534:65534 "$root"; fi
 cd "$root"
 
 text=$("$CORRAL" probe)

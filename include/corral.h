@@ -124,8 +124,8 @@ const char *corral_policy_root(const struct corral_policy *p);
 /*
  * Refuse (CORRAL_E_POLICY, -EINVAL) a policy whose root (the current
  * directory when unset) or a read-write path is "/" or contains a system
- * directory (/etc, /usr, /home, /root, /var, /proc, /dev, ...) or the
- * invoking user's home: "root /: refusing a root that contains system
+ * directory (/etc, /usr, /home, /root, /var, /proc, /dev, ...):
+ * "root /: refusing a root that contains system
  * directories (/etc, ...)". A path that does not resolve is left to the
  * sandbox to report. corral_sandbox_new and corral_probe refuse the same.
  */

@@ -64,7 +64,7 @@ bool corral_is_default_read_only(const char *path);
 /*
  * Refuse (CORRAL_E_POLICY) a root or read-write path whose canonical form
  * |canon| is "/" or contains a system directory (/etc, /usr, /home, /root,
- * /var, /proc, /dev, ...) or the invoking user's home: "|what| |path|:
+ * /var, /proc, /dev, ...): "|what| |path|:
  * refusing a root that contains system directories (/etc, ...)". |what| is
  * "root" or "fs.read_write".
  */

@@ -288,6 +288,26 @@ static int open_user_path(const struct plan_root *root, const char *field, const
 	return fd < 0 ? -errno : fd;
 }
 
+int corral_policy_path_open(const char *root_abs, const char *field, const char *path,
+			    struct corral_error *err)
+{
+	struct plan_root root = { .path = root_abs };
+	int fd;
+
+	root.fd = open(root_abs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root.fd < 0 || fstat(root.fd, &root.st) < 0) {
+		fd = -errno;
+		safe_close(root.fd);
+		return corral_err(err, fd == -ENOENT || fd == -ENOTDIR ? CORRAL_E_NOT_FOUND : CORRAL_E_SETUP,
+				  -fd, "root %s: %s", root_abs, strerror(-fd));
+	}
+	fd = open_user_path(&root, field, path, err);
+	safe_close(root.fd);
+	if (fd == -ENOENT || fd == -ENOTDIR)
+		return corral_err(err, CORRAL_E_NOT_FOUND, -fd, "%s: %s: %s", field, path, strerror(-fd));
+	return fd;
+}
+
 enum path_kind {
 	PATH_ROOT,     /* must exist and be a directory */
 	PATH_USER,     /* asked for by the policy: must exist */

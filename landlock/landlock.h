@@ -40,6 +40,17 @@ int corral_ll_plan_new(const struct corral_policy *p, const char *root_abs,
 		       struct corral_error *err);
 void corral_ll_plan_free(struct corral_ll_plan *plan);
 
+/*
+ * Open a path the policy names (fs.read_write, fs.read_only) as the plan
+ * does: under the canonical |root_abs| — as spelled, or reached through a
+ * host symlink or bind mount — resolved beneath the root with no symlink
+ * followed (an earlier run may have planted one); elsewhere as usual.
+ * Returns an O_PATH|O_CLOEXEC fd, or -errno with |err| naming |field| and
+ * |path|. The docker provider checks its bind mounts with it.
+ */
+int corral_policy_path_open(const char *root_abs, const char *field, const char *path,
+			    struct corral_error *err);
+
 /* The ABI the plan was built for (0: Landlock unavailable; nothing to apply). */
 int corral_ll_plan_abi(const struct corral_ll_plan *plan);
 

@@ -224,6 +224,42 @@ static void test_extra_paths(void **state)
 	rmdir(odd);
 }
 
+/* A symlink planted in the root by an earlier run: the daemon would mount its target. */
+static void test_planted_symlink(void **state)
+{
+	char link[300], real[300], nested[300];
+	char *rwv[] = { link, NULL }, *rov[] = { nested, NULL };
+	struct corral_policy p;
+	struct corral_docker *d = NULL;
+	struct corral_error err = {};
+
+	snprintf(link, sizeof(link), "%s/cachelink", tmpdir);
+	snprintf(real, sizeof(real), "%s/real", tmpdir);
+	snprintf(nested, sizeof(nested), "%s/cachelink/x", tmpdir);
+	assert_int_equal(symlink("/etc", link), 0);
+	assert_int_equal(mkdir(real, 0755), 0);
+	base_policy(&p);
+	p.fs.read_write.v = rwv;
+	p.fs.read_write.n = 1;
+	assert_true(corral_docker_plan(&p, tmpdir, &host, &d, &err) < 0);
+	if (!strstr(err.message, "symlink inside the root"))
+		fail_msg("%s", err.message);
+	p.fs.read_write.n = 0;
+	p.fs.read_only.v = rov;
+	p.fs.read_only.n = 1;
+	assert_true(corral_docker_plan(&p, tmpdir, &host, &d, &err) < 0);
+	assert_non_null(strstr(err.message, "fs.read_only"));
+	/* control: a real directory under the root is mounted */
+	snprintf(link, sizeof(link), "%s", real);
+	p.fs.read_only.n = 0;
+	p.fs.read_write.n = 1;
+	assert_int_equal(corral_docker_plan(&p, tmpdir, &host, &d, &err), 0);
+	corral_docker_free(d);
+	snprintf(link, sizeof(link), "%s/cachelink", tmpdir);
+	unlink(link);
+	rmdir(real);
+}
+
 static void test_refusals(void **state)
 {
 	char sockdir[300], sockpath[400], missing[300];
@@ -403,7 +439,7 @@ int main(void)
 		cmocka_unit_test(test_argv_defaults), cmocka_unit_test(test_client_env),
 		cmocka_unit_test(test_argv_variants), cmocka_unit_test(test_extra_paths),
 		cmocka_unit_test(test_refusals),      cmocka_unit_test(test_map_result),
-		cmocka_unit_test(test_identity),
+		cmocka_unit_test(test_identity),      cmocka_unit_test(test_planted_symlink),
 	};
 	int r;
 

@@ -60,6 +60,13 @@ expect_refused "--rw /var" "refusing a read-write path" crun --rw /var -- true
 expect_refused "run from / with no --root" "refusing a root" sh -c "cd / && '$C' run -- true"
 expect_refused "probe --root /" "refusing a root that contains system directories" "$C" probe --root /
 expect_refused "check --root /" "refusing a root that contains system directories" "$C" check --root /
+out=$(cd / && "$C" check --json 2>&1)
+rc=$?
+if [ "$rc" != 125 ] && ! grep -q "refusing a root" <<<"$out"; then
+	ok "check from / without --root: its own scratch root (control)"
+else
+	bad "check from / without --root: rc=$rc: $(head -c 300 <<<"$out")"
+fi
 out=$("$C" run --json --root / -- true)
 if [ $? = 125 ] && "$PY" -c 'import json,sys; e=json.loads(sys.argv[1])["error"]; assert e["code"]=="policy", e' "$out"; then
 	ok "--json --root /: a policy error"

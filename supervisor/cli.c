@@ -317,10 +317,9 @@ int main(int argc, char **argv)
 {
 	const char *cmd;
 
-	if (argc < 2) {
-		fputs(usage_main, stderr);
-		return CLI_EXIT_ERROR;
-	}
+	if (argc < 2)
+		return cli_fail(false, CORRAL_E_USAGE,
+				"missing command: run, probe, policy, resolve or check (see corral --help)");
 	cmd = argv[1];
 	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
 		printf("corral %s\n", corral_version());

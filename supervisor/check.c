@@ -59,7 +59,7 @@ static const struct {
 	{ "net.families", "no packet or vsock sockets, whatever the network mode" },
 	{ "net.unix", "Unix sockets reach nothing outside the sandbox (pathname and abstract)" },
 	{ "syscall.bypass", "io_uring and foreign syscall ABIs (x32, i386) cannot get around the filter" },
-	{ "proc.isolation", "no signals, ptrace or /proc/PID snooping of processes outside the sandbox" },
+	{ "proc.isolation", "no signals, ptrace or /proc/PID/{environ,mem,cwd,root,fd} of processes outside the sandbox (their cmdline and status stay visible)" },
 	{ "tty.no_injection", "no terminal input injection (TIOCSTI, TIOCLINUX)" },
 	{ "priv.none", "no privilege: no_new_privs, no capabilities, a non-root uid when corral runs as root" },
 	{ "lifetime", "nothing outlives the run: the deadline and the exit kill the whole tree" },

@@ -14,25 +14,10 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
+#include "internal/openat2.h"
 #include "internal/util.h"
 #include "landlock/landlock.h"
 #include "landlock/uapi.h"
-
-#if __has_include(<linux/openat2.h>)
-#include <linux/openat2.h>
-#else
-struct open_how {
-	uint64_t flags;
-	uint64_t mode;
-	uint64_t resolve;
-};
-#define RESOLVE_NO_MAGICLINKS 0x02
-#define RESOLVE_NO_SYMLINKS 0x04
-#define RESOLVE_BENEATH 0x08
-#endif
-#ifndef SYS_openat2
-#define SYS_openat2 437
-#endif
 
 /* Read, list and execute: what fs.read_only grants. */
 #define LL_READ_EXEC (CORRAL_LL_FS_READ_FILE | CORRAL_LL_FS_READ_DIR | CORRAL_LL_FS_EXECUTE)
@@ -151,21 +136,8 @@ struct plan_root {
 /* O_PATH open of |rel| beneath |dirfd|, no symlink (or magic link) followed. */
 static int open_beneath(int dirfd, const char *rel)
 {
-	struct open_how how = {
-		.flags = O_PATH | O_CLOEXEC,
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-	};
-
-	for (int tries = 0;; tries++) {
-		long r = syscall(SYS_openat2, dirfd, rel, &how, sizeof(how));
-
-		if (r >= 0)
-			return (int)r;
-		/* EAGAIN: a concurrent rename raced ".."; bounded, a sandbox could keep it up. */
-		if ((errno == EAGAIN && tries < 64) || errno == EINTR)
-			continue;
-		return -errno;
-	}
+	return corral_openat2(dirfd, rel, O_PATH | O_CLOEXEC, 0,
+			      RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 }
 
 /*

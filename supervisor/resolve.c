@@ -20,24 +20,9 @@
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 
+#include "internal/openat2.h"
 #include "internal/util.h"
 
-#if __has_include(<linux/openat2.h>)
-#include <linux/openat2.h>
-#else
-struct open_how {
-	uint64_t flags;
-	uint64_t mode;
-	uint64_t resolve;
-};
-#define RESOLVE_NO_XDEV 0x01
-#define RESOLVE_NO_MAGICLINKS 0x02
-#define RESOLVE_NO_SYMLINKS 0x04
-#define RESOLVE_BENEATH 0x08
-#endif
-#ifndef SYS_openat2
-#define SYS_openat2 437 /* the same number on every architecture */
-#endif
 #ifndef PROC_SUPER_MAGIC
 #define PROC_SUPER_MAGIC 0x9fa0
 #endif
@@ -48,27 +33,6 @@ struct open_how {
 
 static const char msg_no_openat2[] =
 	"openat2 unavailable (kernel < 5.6): refusing to resolve without it";
-
-static int openat2_beneath(int dirfd, const char *path, uint64_t flags, uint64_t mode,
-			   uint64_t resolve)
-{
-	struct open_how how = { .flags = flags, .mode = mode, .resolve = resolve };
-
-	for (int tries = 0;; tries++) {
-		long r = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
-
-		if (r >= 0)
-			return (int)r;
-		/*
-		 * EAGAIN: a rename or mount raced a ".." walk and the kernel
-		 * could not prove it stayed beneath; it asks us to retry. A
-		 * sandbox can keep this up forever, so the retries are bounded.
-		 */
-		if ((errno == EAGAIN && tries < 64) || errno == EINTR)
-			continue;
-		return -errno;
-	}
-}
 
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid. */
 static size_t utf8_seq(const unsigned char *s)
@@ -200,7 +164,7 @@ static void locate(int root_fd, const char *rel, int e, char *where, size_t sz, 
 			break;
 		saved = buf[end];
 		buf[end] = '\0';
-		fd = openat2_beneath(root_fd, buf, O_PATH | O_CLOEXEC, 0, RESOLVE_STRICT);
+		fd = corral_openat2(root_fd, buf, O_PATH | O_CLOEXEC, 0, RESOLVE_STRICT);
 		if (fd >= 0) {
 			safe_close(fd);
 			buf[end] = saved;
@@ -219,8 +183,8 @@ static void locate(int root_fd, const char *rel, int e, char *where, size_t sz, 
 			ssize_t n;
 
 			buf[start] = '\0';
-			pfd = openat2_beneath(root_fd, start ? buf : ".", O_PATH | O_DIRECTORY | O_CLOEXEC,
-					      0, RESOLVE_STRICT);
+			pfd = corral_openat2(root_fd, start ? buf : ".", O_PATH | O_DIRECTORY | O_CLOEXEC,
+					     0, RESOLVE_STRICT);
 			buf[start] = where[start];
 			if (pfd < 0 || fstatfs(pfd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC)
 				return;
@@ -253,8 +217,8 @@ static int explain(int root_fd, const char *rel, int e, const char *path, struct
 		 */
 		if (lexically_escapes(rel))
 			return refuse(err, CORRAL_E_ESCAPE, EXDEV, path, "escapes the root");
-		fd = openat2_beneath(root_fd, rel, O_PATH | O_CLOEXEC, 0,
-				     RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+		fd = corral_openat2(root_fd, rel, O_PATH | O_CLOEXEC, 0,
+				    RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 		if (fd == -EXDEV)
 			return refuse(err, CORRAL_E_ESCAPE, EXDEV, path, "escapes the root");
 		safe_close(fd);
@@ -391,7 +355,7 @@ _public_ int corral_resolve_open(int root_fd, const char *root_path, const char 
 	 * without any side effect, so a device the caller did not ask for
 	 * is never opened for real.
 	 */
-	pfd = openat2_beneath(root_fd, rel, O_PATH | O_CLOEXEC, 0, RESOLVE_STRICT);
+	pfd = corral_openat2(root_fd, rel, O_PATH | O_CLOEXEC, 0, RESOLVE_STRICT);
 	if (pfd < 0)
 		return explain(root_fd, rel, -pfd, path, err);
 	if (fstat(pfd, &st) < 0)
@@ -405,10 +369,10 @@ _public_ int corral_resolve_open(int root_fd, const char *root_path, const char 
 	 * between the two opens cannot hang the host; the identity check
 	 * refuses any such swap.
 	 */
-	fd = openat2_beneath(root_fd, rel,
-			     (write ? O_WRONLY : O_RDONLY) | O_CLOEXEC | O_NOCTTY | O_NONBLOCK |
-				     (S_ISDIR(st.st_mode) ? O_DIRECTORY : 0),
-			     0, RESOLVE_STRICT);
+	fd = corral_openat2(root_fd, rel,
+			    (write ? O_WRONLY : O_RDONLY) | O_CLOEXEC | O_NOCTTY | O_NONBLOCK |
+				    (S_ISDIR(st.st_mode) ? O_DIRECTORY : 0),
+			    0, RESOLVE_STRICT);
 	if (fd < 0)
 		return explain(root_fd, rel, -fd, path, err);
 	if (fstat(fd, &st2) < 0)
@@ -484,7 +448,7 @@ _public_ int corral_resolve_create(int root_fd, const char *root_path, const cha
 	if (!name)
 		return refuse(err, CORRAL_E_INTERNAL, ENOMEM, path, "out of memory");
 
-	dfd = openat2_beneath(root_fd, parent, O_PATH | O_DIRECTORY | O_CLOEXEC, 0, RESOLVE_STRICT);
+	dfd = corral_openat2(root_fd, parent, O_PATH | O_DIRECTORY | O_CLOEXEC, 0, RESOLVE_STRICT);
 	if (dfd < 0)
 		return explain(root_fd, parent, -dfd, path, err);
 
@@ -569,7 +533,7 @@ _public_ int corral_resolve_path(const char *root, const char *path, bool must_e
 	if (r < 0)
 		return r;
 
-	fd = openat2_beneath(root_fd, rel, O_PATH | O_CLOEXEC, 0, RESOLVE_STRICT);
+	fd = corral_openat2(root_fd, rel, O_PATH | O_CLOEXEC, 0, RESOLVE_STRICT);
 	if (fd >= 0) {
 		if (fstat(fd, &st) < 0)
 			return refuse(err, CORRAL_E_INTERNAL, errno, path, "fstat: %s", strerror(errno));
@@ -589,8 +553,8 @@ _public_ int corral_resolve_path(const char *root, const char *path, bool must_e
 		name = strndup(n, nlen);
 		if (!name)
 			return refuse(err, CORRAL_E_INTERNAL, ENOMEM, path, "out of memory");
-		dfd = openat2_beneath(root_fd, parent, O_PATH | O_DIRECTORY | O_CLOEXEC, 0,
-				      RESOLVE_STRICT);
+		dfd = corral_openat2(root_fd, parent, O_PATH | O_DIRECTORY | O_CLOEXEC, 0,
+				     RESOLVE_STRICT);
 		if (dfd < 0)
 			return explain(root_fd, parent, -dfd, path, err);
 		/* It may have appeared since: then it passes the same checks. */

@@ -13,17 +13,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "internal/syscalls.h"
 #include "seccomp/seccomp.h"
-
-#ifndef __NR_pidfd_open
-#define __NR_pidfd_open 434
-#endif
-#ifndef __NR_pidfd_getfd
-#define __NR_pidfd_getfd 438
-#endif
-#ifndef __NR_openat2
-#define __NR_openat2 437
-#endif
 
 bool corral_unotify_available(char *why, size_t why_len)
 {

@@ -54,19 +54,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "internal/syscalls.h"
 #include "landlock/landlock.h"
 #include "supervisor/sandbox.h"
 #include "supervisor/unotify.h"
 
-#ifndef __NR_pidfd_open
-#define __NR_pidfd_open 434
-#endif
-#ifndef __NR_pidfd_getfd
-#define __NR_pidfd_getfd 438
-#endif
-#ifndef __NR_openat2
-#define __NR_openat2 437
-#endif
 #ifndef PIDFD_THREAD
 #define PIDFD_THREAD O_EXCL
 #endif

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Syscall numbers newer than some libc headers (the same on every architecture). */
+#ifndef CORRAL_INTERNAL_SYSCALLS_H
+#define CORRAL_INTERNAL_SYSCALLS_H
+
+#include <sys/syscall.h>
+
+#ifndef __NR_pidfd_open
+#define __NR_pidfd_open 434
+#endif
+#ifndef __NR_openat2
+#define __NR_openat2 437
+#endif
+#ifndef __NR_pidfd_getfd
+#define __NR_pidfd_getfd 438
+#endif
+
+#endif

@@ -41,6 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "internal/procstat.h"
 #include "internal/util.h"
 #include "supervisor/canary.h"
 
@@ -988,29 +989,6 @@ static int c_privs(int argc, char **argv)
 
 /* ------------------------------------------------------------ the lifetime */
 
-static unsigned long long self_starttime(void)
-{
-	char buf[1024], *p;
-	unsigned long long st = 0;
-	ssize_t n;
-	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	/* Field 22 is starttime; after ')' come fields 3..: skip 19 of them. */
-	for (int i = 0; p && i < 20; i++)
-		p = strchr(p + 1, ' ');
-	if (p)
-		st = strtoull(p + 1, NULL, 10);
-	return st;
-}
-
 /*
  * daemon deadline|exit: leave a grandchild in a new session (setsid after
  * a double fork) that writes "PID STARTTIME" to daemon-MODE.pid in the
@@ -1035,7 +1013,8 @@ static int c_daemon(int argc, char **argv)
 			int fd;
 
 			signal(SIGHUP, SIG_IGN);
-			snprintf(line, sizeof(line), "%d %llu\n", getpid(), self_starttime());
+			snprintf(line, sizeof(line), "%d %llu\n", getpid(),
+				 corral_proc_starttime("/proc/self/stat", NULL));
 			fd = open(tmp, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0600);
 			if (fd >= 0 && write(fd, line, strlen(line)) > 0)
 				rename(tmp, file);

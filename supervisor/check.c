@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "internal/procstat.h"
 #include "policy/policy.h"
 #include "supervisor/canary.h"
 #include "supervisor/sandbox.h"
@@ -927,28 +928,10 @@ static void priv_canaries(struct check *c)
 
 static unsigned long long proc_starttime(pid_t pid, char *state)
 {
-	char path[64], buf[1024], *p;
-	unsigned long long st = 0;
-	ssize_t n;
-	int fd;
+	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (p && p[1])
-		*state = p[2];
-	for (int i = 0; p && i < 20; i++)
-		p = strchr(p + 1, ' ');
-	if (p)
-		st = strtoull(p + 1, NULL, 10);
-	return st;
+	return corral_proc_starttime(path, state);
 }
 
 /* The daemon a canary left: must be gone (or a zombie no one can use) after the run. */

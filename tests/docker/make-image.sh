@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
-# Build the local test image corral-test-busybox:latest from the host's
-# static busybox with `docker import` (no registry is needed or reachable).
+# Build a local busybox image (the tag in $1, else $CORRAL_TEST_IMAGE, else
+# corral-test-busybox:latest) from the host's static busybox ($CORRAL_BUSYBOX,
+# else the one on PATH) with `docker import` (no registry is needed or
+# reachable). bench/make-image.sh builds the benchmark image through it.
 # Idempotent: a present image whose label matches this busybox is kept.
 # Exit 0 built or present; 77 no daemon / no busybox (1 with CORRAL_MUST_WORK=1).
 set -euo pipefail
-image=${CORRAL_TEST_IMAGE:-corral-test-busybox:latest}
+image=${1:-${CORRAL_TEST_IMAGE:-corral-test-busybox:latest}}
 skip() {
 	if [ "${CORRAL_MUST_WORK:-}" = 1 ]; then echo "make-image: FAIL (CORRAL_MUST_WORK=1): $*" >&2; exit 1; fi
 	echo "make-image: SKIP: $*" >&2; exit 77
 }
 command -v docker >/dev/null || skip "no docker client on PATH"
-bb=$(command -v busybox || true)
+bb=${CORRAL_BUSYBOX:-$(command -v busybox || true)}
 [ -n "$bb" ] || skip "busybox-static is not installed"
 file -L "$bb" 2>/dev/null | grep -q 'statically linked' || [ ! -x /usr/bin/file ] || skip "$bb is not static (install busybox-static)"
 docker version --format '{{.Server.Version}}' >/dev/null 2>&1 || skip "docker daemon not reachable"

@@ -254,6 +254,42 @@ static void tally_add(struct tally *t, const struct rusage *ru)
 }
 
 /*
+ * Reap this run's re-parented descendants that already exited, while the
+ * run goes on: as a subreaper we inherit every orphan, and an unreaped
+ * zombie still counts against the pids cgroup and RLIMIT_NPROC, so a
+ * command that forks many short-lived daemons ((true &) in a loop) would
+ * hit EAGAIN. Same ownership test as sweep(); never a main process of a
+ * run in flight (another thread reaps that one), never a live process
+ * (WNOHANG: waitid only takes a child that has exited).
+ */
+#define ORPHAN_REAP_MS 20
+static void reap_orphans(pid_t sid, struct tally *t)
+{
+	pid_t kids[512];
+	size_t n;
+
+	pthread_mutex_lock(&g_lock);
+	n = list_children(kids, ARRAY_SIZE(kids));
+	for (size_t i = 0; i < n; i++) {
+		siginfo_t si = {};
+		struct rusage ru = {};
+		pid_t s;
+
+		if (reg_is_main(kids[i]))
+			continue;
+		s = proc_sid(kids[i]);
+		if (!(s == sid || (!reg_is_other_sid(s, sid) && proc_nnp(kids[i]))))
+			continue;
+		if (waitid(P_PID, (id_t)kids[i], &si, WEXITED | WNOHANG | WNOWAIT | __WALL) < 0 ||
+		    si.si_pid != kids[i])
+			continue;
+		if (wait4(kids[i], NULL, __WALL | WNOHANG, &ru) == kids[i])
+			tally_add(t, &ru);
+	}
+	pthread_mutex_unlock(&g_lock);
+}
+
+/*
  * Kill and reap every descendant of this run that was re-parented to us.
  * Called after the main process is reaped (so its children are ours now).
  * Each reaped process hands its own children to us before wait4 returns,
@@ -478,7 +514,7 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 	struct tally tally = {};
 	sigset_t all, old;
 	void *stack = MAP_FAILED;
-	double t0, deadline;
+	double t0, deadline, last_reap = 0;
 	bool interactive = false, timed_out = false, cancelled = false, main_reaped = false;
 	bool want_watchdog = false;
 	struct watchdog wd = { .pid = -1, .fd = -1 };
@@ -695,6 +731,12 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 		} else if (left > 10) {
 			left = 10; /* no pidfd (Linux < 5.3): poll the child */
 		}
+		if (now - last_reap >= ORPHAN_REAP_MS) {
+			reap_orphans(pid, &tally);
+			last_reap = now;
+		}
+		if (left > ORPHAN_REAP_MS)
+			left = ORPHAN_REAP_MS;
 		if (out.fd >= 0) {
 			iout = np;
 			pf[np++] = (struct pollfd){ .fd = out.fd, .events = POLLIN };

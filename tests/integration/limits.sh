@@ -25,6 +25,10 @@ ms=$(( (t1 - t0) / 1000000 ))
 # Processes: a fork bomb is bounded; corral returns at the deadline; nothing is left.
 out=$("$C" run --procs 40 -- sh -c 'for i in $(seq 10); do sleep 0.2 & done; wait; echo fine' 2>&1)
 expect_eq "procs: 10 children within 40" "fine" "$out"
+# Orphans that exit are reaped during the run: re-parented zombies must not
+# pile up against the pids cgroup / RLIMIT_NPROC (300 orphans under 100).
+out=$("$C" run --procs 100 --timeout 60 -- bash -c 'for i in $(seq 300); do (true &); done; echo fine' 2>&1)
+expect_eq "procs: 300 short-lived orphans under 100, no EAGAIN" "fine" "$out"
 forker='import os, sys, time
 n = 0
 for i in range(200):

@@ -541,6 +541,11 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 		}
 		in_r = p[0];
 		in_w = p[1];
+		if (sp->confine->switch_identity &&
+		    fchown(in_r, sp->confine->uid, sp->confine->gid) < 0) {
+			r = corral_err(err, CORRAL_E_SETUP, errno, "stdin pipe: fchown: %s", strerror(errno));
+			goto out;
+		}
 		fcntl(in_w, F_SETFL, O_NONBLOCK);
 		if (in_len == 0)
 			in_w = safe_close(in_w);
@@ -572,6 +577,17 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 		err_w = p[1];
 		fcntl(out.fd, F_SETFL, O_NONBLOCK);
 		fcntl(errs.fd, F_SETFL, O_NONBLOCK);
+		/*
+		 * A pipe is owned by its creator, mode 0600: after the switch to
+		 * another identity, reopening it (/dev/stdout, /proc/self/fd/1)
+		 * would be EACCES. Give the command's ends to the command's uid.
+		 */
+		if (sp->confine->switch_identity &&
+		    (fchown(out_w, sp->confine->uid, sp->confine->gid) < 0 ||
+		     fchown(err_w, sp->confine->uid, sp->confine->gid) < 0)) {
+			r = corral_err(err, CORRAL_E_SETUP, errno, "output pipes: fchown: %s", strerror(errno));
+			goto out;
+		}
 		out.limit = errs.limit = opts->max_output;
 	}
 	{

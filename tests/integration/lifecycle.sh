@@ -92,4 +92,9 @@ expect_eq "corral SIGTERMed exits 143" 143 $rc
 alive "sleep 69.$tag" && bad "daemon survived corral's SIGTERM" || ok "daemon killed on corral's SIGTERM"
 alive "sleep 70.$tag" && bad "main survived corral's SIGTERM" || ok "main killed on corral's SIGTERM"
 
+# The command reopens its captured stdio by name (pipes are owned by its
+# identity, not by a root corral): control first, then the reopen.
+out=$("$C" run --json -- bash -c 'echo a; echo x > /dev/stdout; echo y > /proc/self/fd/1; echo z > /dev/stderr' 2>&1)
+expect_eq "stdio reopen: /dev/stdout, /proc/self/fd/1, /dev/stderr" "0 'a\\nx\\ny\\n' 'z\\n'" \
+	"$(printf '%s' "$out" | $PY -c 'import json,sys; v=json.load(sys.stdin); print(v["exit_status"], repr(v["stdout"]), repr(v["stderr"]))')"
 finish

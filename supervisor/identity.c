@@ -220,7 +220,8 @@ int corral_identity_decide(struct corral_sandbox *sb, struct corral_error *err)
 				 st.st_uid == 0 ? ", the default when root owns the directory" : "");
 		} else {
 			uid = st.st_uid;
-			if (!user_by_uid(uid, &gid))
+			/* Never root's group unless asked for (--user U:0). */
+			if (!user_by_uid(uid, &gid) || gid == 0)
 				gid = st.st_gid ? st.st_gid : NOBODY;
 			snprintf(who, sizeof(who), "uid %u, the directory's owner", (unsigned)uid);
 		}

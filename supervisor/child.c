@@ -394,5 +394,6 @@ _child_ int corral_child_main(void *arg)
 		}
 	}
 
+	((struct corral_child *)c)->reached_exec = true;
 	fail(c, STAGE_EXEC, exec_search(c->argv[0], c->argv, c->envp, c->path));
 }

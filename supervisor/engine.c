@@ -666,6 +666,8 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 		while (n < 0 && errno == EINTR);
 		if (n != (ssize_t)sizeof(rep))
 			rep = (struct corral_child_report){};
+		if (rep.err == 0 && !child.reached_exec)
+			rep = (struct corral_child_report){ .stage = STAGE_UNREPORTED, .err = EIO };
 	}
 	if (rep.err) {
 		while (wait4(pid, &status, __WALL, &ru) < 0 && errno == EINTR)
@@ -705,6 +707,10 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 			res->cpu_ms = tally.cpu_ms;
 			res->max_rss_kb = tally.max_rss_kb;
 			r = 0;
+		} else if (rep.stage == STAGE_UNREPORTED) {
+			r = corral_err(err, CORRAL_E_SETUP, 0,
+				       "child setup failed before execve and could not report why "
+				       "(a limit too small for setup itself, e.g. --memory or --open-files?)");
 		} else {
 			r = corral_err(err, CORRAL_E_SETUP, rep.err, "%s: %s",
 				       rep.stage ? corral_child_stage_name(rep.stage) : "registering the run",

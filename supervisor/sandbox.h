@@ -140,10 +140,19 @@ struct corral_child {
 	bool reset_mask;    /* the parent blocked every signal around clone */
 	pid_t parent;
 	const struct corral_spawn_rlimits *rlimits; /* may be NULL */
+	/*
+	 * Set by the child just before execve. The child shares the parent's
+	 * memory (CLONE_VM|CLONE_VFORK), so when it ends with neither a report
+	 * nor this flag, a setup step failed and could not even report (e.g.
+	 * a limit that makes the error-pipe write fail): a setup error, not
+	 * the command's exit status.
+	 */
+	volatile bool reached_exec;
 };
 
 /* Stages the child reports through the error pipe. */
 enum corral_child_stage {
+	STAGE_UNREPORTED = -1, /* parent side: died before execve without a report */
 	STAGE_SIGNALS = 1,
 	STAGE_SESSION,
 	STAGE_TTY,

@@ -78,4 +78,13 @@ expect_eq "strict refusal in --json" "125 unenforceable" "$rc $(printf '%s' "$ou
 out=$(CORRAL_TEST_LANDLOCK_ABI=2 "$C" run --compat best-effort -- echo ran 2>"$R/warn"); rc=$?
 expect_eq "best-effort runs" "0 ran" "$rc $out"
 expect_match "best-effort warns what it dropped" "corral: warning: best-effort: dropped fs\.truncate" "$(cat "$R/warn")"
+# A setup step that dies without being able to report (as root: joining the
+# memory cgroup under a 100-byte limit) is corral's error, never a fake 127.
+if is_root; then
+  err=$("$C" run --memory 100 -- true 2>&1); rc=$?
+  expect_eq "unreported setup failure -> 125" 125 $rc
+  expect_match "unreported setup failure names it" "^corral: child setup failed before execve" "$err"
+fi
+# control: a command that itself exits 127 keeps its status
+"$C" run -- sh -c 'exit 127'; expect_eq "own status 127 stays 127" 127 $?
 finish

@@ -541,7 +541,7 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 		}
 		in_r = p[0];
 		in_w = p[1];
-		if (sp->confine->switch_identity &&
+		if (sp->confine && sp->confine->switch_identity &&
 		    fchown(in_r, sp->confine->uid, sp->confine->gid) < 0) {
 			r = corral_err(err, CORRAL_E_SETUP, errno, "stdin pipe: fchown: %s", strerror(errno));
 			goto out;
@@ -582,7 +582,7 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 		 * another identity, reopening it (/dev/stdout, /proc/self/fd/1)
 		 * would be EACCES. Give the command's ends to the command's uid.
 		 */
-		if (sp->confine->switch_identity &&
+		if (sp->confine && sp->confine->switch_identity &&
 		    (fchown(out_w, sp->confine->uid, sp->confine->gid) < 0 ||
 		     fchown(err_w, sp->confine->uid, sp->confine->gid) < 0)) {
 			r = corral_err(err, CORRAL_E_SETUP, errno, "output pipes: fchown: %s", strerror(errno));

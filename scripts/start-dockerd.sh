@@ -5,8 +5,8 @@ set -euo pipefail
 if docker version --format '{{.Server.Version}}' >/dev/null 2>&1; then exit 0; fi
 command -v dockerd >/dev/null || { echo "start-dockerd: dockerd not installed (apt-get install docker.io)" >&2; exit 1; }
 if [ "$(id -u)" != 0 ]; then
-	echo "start-dockerd: no daemon answers and starting one needs root (sudo $0)" >&2
-	exit 1
+	command -v sudo >/dev/null || { echo "start-dockerd: no daemon answers and starting one needs root" >&2; exit 1; }
+	exec sudo "$0" "$@"
 fi
 log=${DOCKERD_LOG:-/tmp/dockerd.log}
 # A stale pid file from a daemon that died makes the next one refuse to start.

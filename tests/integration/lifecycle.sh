@@ -66,31 +66,108 @@ wait $cpid 2>/dev/null
 for i in $(seq 50); do alive "sleep 68.$tag" || break; sleep 0.05; done
 alive "sleep 68.$tag" && bad "main process survived corral's SIGKILL" || ok "main process died with corral"
 
-# As root, the run's cgroups let a watchdog (started once a run lasts
-# 20 ms) kill the rest of the tree too: a setsid daemon dies with corral.
+# corral killed by SIGKILL takes the whole tree with it, as root and
+# unprivileged: its supervisor process (the subreaper, ancestor of every
+# process of the run) turns corral's death into a cancel. daemons.sh starts
+# a setsid daemon and a double-forked one; each announces itself on a FIFO
+# once it has left the main process. The sleeps' arguments are built inside
+# the sandbox, so pgrep never matches corral's own command line.
+cat > "$R/daemons.sh" <<'EOF'
+setsid sh -c "echo setsid > fifo; exec sleep 83.$1" </dev/null >/dev/null 2>&1 &
+( (sh -c "echo dfork > fifo; exec sleep 84.$1" </dev/null >/dev/null 2>&1 &) & )
+exec sleep 85.$1
+EOF
+chmod 644 "$R/daemons.sh"
+whos=(self)
+is_root && whos+=(nobody)
+# The prefix that runs a command as WHO (a simple command: $! is corral's own pid).
+as_who() { if [ "$1" = nobody ]; then as=(setpriv --reuid=65534 --regid=65534 --clear-groups); else as=(); fi; }
+newfifo() { rm -f "$R/fifo"; mkfifo -m 666 "$R/fifo"; }
+# gone NAME: the daemons, the main process and corral's supervisor are gone (polled up to 3 s).
+gone() {
+	local i
+	for i in $(seq 60); do
+		pgrep -f "sleep 8[345]\.$tag" >/dev/null || pgrep -f "daemons.sh $tag" >/dev/null || break
+		sleep 0.05
+	done
+	alive "sleep 83.$tag" && bad "$1: setsid daemon survived" || ok "$1: setsid daemon killed"
+	alive "sleep 84.$tag" && bad "$1: double-forked daemon survived" || ok "$1: double-forked daemon killed"
+	alive "sleep 85.$tag" && bad "$1: main process survived" || ok "$1: main process killed"
+	alive "daemons.sh $tag" && bad "$1: corral's supervisor process survived" || ok "$1: corral's supervisor process exited"
+	pkill -KILL -f "sleep 8[345]\.$tag" 2>/dev/null
+}
+us() { echo "${1/./}"; }
+for who in "${whos[@]}"; do
+	as_who $who
+	for when in announced later; do
+		name="SIGKILL ($who, $when)"
+		newfifo
+		exec 3<>"$R/fifo" # held read-write: the daemons' writes never block
+		t0=$EPOCHREALTIME
+		"${as[@]}" "$C" run -- sh daemons.sh $tag &
+		cpid=$!
+		a= b=
+		read -r -t 10 -u 3 a
+		read -r -t 10 -u 3 b
+		t1=$EPOCHREALTIME
+		if [ $when = later ]; then
+			# Control: the same daemons are alive while corral runs.
+			sleep 0.05
+			alive "sleep 83.$tag" && alive "sleep 84.$tag" && alive "sleep 85.$tag" &&
+				ok "$name: control: both daemons and the main process run" ||
+				bad "$name: control: daemons not running [$a $b]"
+		fi
+		kill -KILL $cpid
+		t2=$EPOCHREALTIME
+		exec 3<&-
+		wait $cpid 2>/dev/null
+		echo "# $name: daemons announced [$a $b] $(( ($(us $t1) - $(us $t0)) / 1000 )) ms after start, corral killed at $(( ($(us $t2) - $(us $t0)) / 1000 )) ms"
+		gone "$name"
+	done
+	# Killed at once, before or while corral sets up (its supervisor not yet
+	# started, or its death signal not yet set): nothing is left either.
+	for d in 0 0 0.001 0.003 0.005 0.01 0.02; do
+		"${as[@]}" "$C" run -- sh daemons.sh $tag &
+		cpid=$!
+		[ $d = 0 ] || sleep $d
+		kill -KILL $cpid
+		wait $cpid 2>/dev/null
+	done
+	gone "SIGKILL ($who, within the first ms)"
+	# SIGTERM: corral exits 143 and kills the whole tree.
+	newfifo
+	exec 3<>"$R/fifo"
+	"${as[@]}" "$C" run -- sh daemons.sh $tag &
+	cpid=$!
+	read -r -t 10 -u 3 a
+	read -r -t 10 -u 3 b
+	kill -TERM $cpid
+	wait $cpid
+	rc=$?
+	exec 3<&-
+	expect_eq "SIGTERM ($who): corral exits 143" 143 $rc
+	gone "SIGTERM ($who)"
+done
+rm -f "$R/fifo"
+
+# As root the run's cgroups are removed when corral is killed (by its
+# supervisor, or failing that by the cgroup watchdog); they are named after
+# the supervisor process, corral's child.
 if is_root; then
 	"$C" run -- sh -c "setsid sleep 72.$tag & sleep 73.$tag" &
 	cpid=$!
 	for i in $(seq 50); do alive "sleep 73.$tag" && alive "sleep 72.$tag" && break; sleep 0.05; done
+	spid=$(pgrep -P $cpid | head -1)
 	sleep 0.1
 	kill -KILL $cpid
 	wait $cpid 2>/dev/null
 	for i in $(seq 60); do alive "sleep 72.$tag" || alive "sleep 73.$tag" || break; sleep 0.05; done
 	alive "sleep 73.$tag" && bad "as root: main survived corral's SIGKILL" || ok "as root: main died with corral"
-	alive "sleep 72.$tag" && bad "as root: setsid daemon survived corral's SIGKILL" || ok "as root: setsid daemon died with corral (cgroup watchdog)"
-	left=$(ls -d /sys/fs/cgroup/*/corral-$cpid-* /sys/fs/cgroup/*/*/*/corral-$cpid-* 2>/dev/null | head -3)
-	[ -z "$left" ] && ok "as root: the run's cgroups removed" || bad "cgroups left: $left"
+	alive "sleep 72.$tag" && bad "as root: setsid daemon survived corral's SIGKILL" || ok "as root: setsid daemon died with corral"
+	for i in $(seq 60); do [ -d "/proc/${spid:-0}" ] || break; sleep 0.05; done
+	left=$(ls -d /sys/fs/cgroup/corral-"$spid"-* /sys/fs/cgroup/*/corral-"$spid"-* /sys/fs/cgroup/*/*/*/corral-"$spid"-* 2>/dev/null | head -3)
+	[ -n "$spid" ] && [ -z "$left" ] && ok "as root: the run's cgroups removed" || bad "cgroups left (supervisor ${spid:-not found}): $left"
 fi
-
-# corral killed by SIGTERM: the whole tree is killed, corral exits 143.
-"$C" run -- sh -c "setsid sleep 69.$tag & sleep 70.$tag" &
-cpid=$!
-for i in $(seq 50); do alive "sleep 70.$tag" && alive "sleep 69.$tag" && break; sleep 0.05; done
-kill -TERM $cpid
-wait $cpid; rc=$?
-expect_eq "corral SIGTERMed exits 143" 143 $rc
-alive "sleep 69.$tag" && bad "daemon survived corral's SIGTERM" || ok "daemon killed on corral's SIGTERM"
-alive "sleep 70.$tag" && bad "main survived corral's SIGTERM" || ok "main killed on corral's SIGTERM"
 
 # The command reopens its captured stdio by name (pipes are owned by its
 # identity, not by a root corral): control first, then the reopen.

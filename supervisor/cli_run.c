@@ -17,17 +17,26 @@
  *    the process group, sweeps every re-parented descendant (setsid, double
  *    fork) and reaps them, then exits.
  *
- * S is clone(CLONE_VM | SIGCHLD) on a stack of its own: no page tables are
+ * S is clone(CLONE_VM | CLONE_SIGHAND | SIGCHLD): no page tables are
  * copied (a fork would pay a copy-on-write fault for every page either
- * process then touches), and T, unlike a CLONE_VFORK parent, stays able to
- * take signals. The price is that S runs on T's memory *and* on T's glibc
- * thread state (no CLONE_SETTLS: errno, malloc's tcache, stdio lock
- * owners, pthread_once and cancellation words are the same TLS block).
- * So while S runs, T is parked: it makes only async-signal-safe calls that
- * write no errno and allocate nothing (see wait_supervisor and
- * forward_cancel), and touches no memory S uses. S never prints; T does
- * all the printing after S has exited. S leaves its result in |struct
- * supervisor| on T's stack, and a _exit()ing S holds no lock T could need.
+ * process then touches), and T, unlike a CLONE_VFORK parent, stays able
+ * to take signals. The price is that S runs on T's memory *and* on T's
+ * glibc thread state (no CLONE_SETTLS: errno, malloc's tcache, stdio lock
+ * owners, pthread_once and cancellation words, rseq's cpu_id are the same
+ * TLS block). So while S runs, T is parked: it makes only raw syscalls
+ * that allocate nothing and, as used, cannot fail (so write no errno; see
+ * wait_supervisor and on_cancel), and touches no memory S uses. S never
+ * prints; T does all the printing after S has exited. S leaves its result
+ * in |struct supervisor| on T's stack, and an S that _exit()s holds no
+ * lock T could need; an S that died otherwise leaves T only write() and
+ * _exit() (supervisor_lost).
+ *
+ * S's stack is the unused part of T's own stack, below T's parked frame
+ * (run_supervised): those pages are mostly mapped already by the setup T
+ * just did, and a page fault costs about 10 us on the VMs corral is
+ * measured on; a fresh mmap'd stack (a page table, a fault per page S
+ * touched) measured 200-300 us more per run. T's signal handlers run on
+ * an alternate stack, so nothing of T's is pushed there while S runs.
  *
  * This is the CLI's arrangement only: a program using libcorral is its
  * own supervisor (docs/threat-model.md, "The supervisor").
@@ -39,8 +48,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
+#include <stdint.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -55,25 +65,32 @@
 #define _shared_tls_ __attribute__((no_sanitize("address", "undefined")))
 
 /*
- * S's stack: untouched pages cost nothing (MAP_NORESERVE, faulted in on
- * use), so it is as deep as a thread's, with a guard area below it that
- * no single frame can jump over. It is
- * never unmapped: S may have left sanitizer shadow state on it, and T
- * exits right after the run anyway.
+ * Room left on T's stack, below T's parked frame, for what T still calls
+ * while S runs: wait_supervisor and syscall(), a few dozen bytes, and
+ * the red zone. Signals are taken on t_altstack. syscall() is T's only
+ * library call then (in on_cancel too), and it is called once before
+ * clone: in a dynamically linked build a first call goes through the lazy
+ * binding resolver, which saves the register file (kilobytes) on the
+ * stack, and which T and S must not run at the same time on shared TLS.
  */
-#define SUPERVISOR_STACK_SIZE (8UL << 20)
-#define SUPERVISOR_GUARD_SIZE (256UL << 10) /* > the engine's largest frame (64 KB) */
+#define T_STACK_RESERVE 2048
+
+/* T's signal handlers' stack (SA_ONSTACK): bss, touched only by a signal. */
+static char t_altstack[64 * 1024] __attribute__((aligned(64)));
 
 /*
- * SIGTERM/SIGINT/SIGHUP/SIGQUIT cancel the run. In S, the handler writes
- * the signal number to a self-pipe the engine polls; the engine kills and
- * reaps the whole tree and returns. In T, the handler forwards the signal
- * to S. Either records it in |cancel_signo| (one variable: shared memory),
- * and T, once S has exited, dies of that signal.
+ * SIGTERM/SIGINT/SIGHUP/SIGQUIT cancel the run. T and S share one table
+ * of handlers (CLONE_SIGHAND), so S is covered from its first instruction
+ * and nobody installs anything twice; on_cancel tells the two apart by
+ * pid. In S it writes the signal number to a self-pipe the engine polls
+ * (the engine kills and reaps the whole tree and returns); in T it
+ * forwards the signal to S. Either records it in |cancel_signo| (shared
+ * memory), and T, once S has exited, dies of that signal.
  */
 static int cancel_pipe[2] = { -1, -1 };
 static volatile sig_atomic_t cancel_signo;
-static volatile sig_atomic_t supervisor_pid;
+static volatile sig_atomic_t supervisor_pid; /* S, once T knows it; 0 once reaped */
+static pid_t top_pid;                        /* T */
 static const int cancel_signals[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT };
 #define N_CANCEL_SIGNALS (sizeof(cancel_signals) / sizeof(cancel_signals[0]))
 
@@ -84,59 +101,63 @@ static const int cancel_signals[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT };
 struct supervisor {
 	struct corral_sandbox *sb;
 	const struct corral_exec_opts *opts;
-	sigset_t mask; /* T's signal mask before clone; S restores it */
-	pid_t parent;
 	struct corral_result res;
 	struct corral_error err;
 	int r;
 	bool done; /* S finished corral_sandbox_exec and stored r, res, err */
+	bool have_cpus;
+	cpu_set_t cpus; /* T's affinity, restored after S pinned T to its own CPU */
 };
 
-/* In S (installed by S itself): as before the split, on S's own errno. */
+/*
+ * In S: errno saved and restored as any handler does (S is the one using
+ * it; T is parked). In T: errno is not touched at all, since it is S's
+ * errno too and a restore would undo what S wrote meanwhile; kill()
+ * succeeds on S whether it runs or is a zombie (T reaps S only after
+ * clearing supervisor_pid), so it writes none. The fence pairs with
+ * run_supervised's: a signal that lands before T knows S's pid is
+ * forwarded there instead (Dekker: store, fence, load on both sides).
+ */
 static _shared_tls_ void on_cancel(int sig)
 {
-	int saved = errno;
-	unsigned char b = (unsigned char)sig;
-	ssize_t n __attribute__((unused));
+	__atomic_store_n(&cancel_signo, sig, __ATOMIC_SEQ_CST);
+	if (syscall(SYS_getpid) != top_pid) {
+		int saved = errno;
+		unsigned char b = (unsigned char)sig;
+		ssize_t n __attribute__((unused));
 
-	cancel_signo = sig;
-	n = write(cancel_pipe[1], &b, 1);
-	errno = saved;
+		n = write(cancel_pipe[1], &b, 1);
+		errno = saved;
+	} else {
+		pid_t pid = __atomic_load_n(&supervisor_pid, __ATOMIC_SEQ_CST);
+
+		if (pid > 0)
+			syscall(SYS_kill, (long)pid, (long)sig);
+	}
 }
 
 /*
- * In T. errno is not saved and restored here: it is S's errno too, and a
- * restore would undo what S wrote meanwhile. Nothing here writes it:
- * kill() succeeds on S whether it runs or is a zombie (T reaps S only
- * after this handler can no longer run, reap_supervisor).
+ * The pipe, and the handlers on T's alternate stack (S's stack lies below
+ * T's frame; the kernel gives a CLONE_VM child no alternate stack, so in S
+ * they run on S's own). SA_RESTART: T's waitid must not fail with EINTR.
  */
-static _shared_tls_ void forward_cancel(int sig)
-{
-	pid_t pid = supervisor_pid;
-
-	cancel_signo = sig;
-	if (pid > 0)
-		kill(pid, sig);
-}
-
 static int install_cancel(void)
 {
-	if (pipe2(cancel_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+	stack_t alt = { .ss_sp = t_altstack, .ss_size = sizeof(t_altstack) };
+	struct sigaction sa = { .sa_handler = on_cancel, .sa_flags = SA_RESTART | SA_ONSTACK };
+
+	if (pipe2(cancel_pipe, O_CLOEXEC | O_NONBLOCK) < 0 || sigaltstack(&alt, NULL) < 0)
 		return -errno;
-	return 0;
-}
-
-static void set_cancel_handlers(void (*fn)(int), int flags)
-{
-	struct sigaction sa = { .sa_handler = fn, .sa_flags = flags };
-
+	/* Also binds syscall() now, in a dynamic build: see T_STACK_RESERVE. */
+	top_pid = (pid_t)syscall(SYS_getpid);
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < N_CANCEL_SIGNALS; i++)
 		sigaction(cancel_signals[i], &sa, NULL);
+	return 0;
 }
 
 /* |flush|: false when S died abnormally (stdio may be mid-update). */
-static void die_of_cancel_signal(bool flush)
+static _shared_tls_ void die_of_cancel_signal(bool flush)
 {
 	struct sigaction sa = { .sa_handler = SIG_DFL };
 	int sig = cancel_signo;
@@ -156,46 +177,67 @@ static void die_of_cancel_signal(bool flush)
 }
 
 /*
- * S. Starts with every signal blocked (T blocked them around clone) and
- * T's handlers copied (no CLONE_SIGHAND): its own handlers first, then the
- * death signal, then the check that T did not die before it was set.
+ * S: first the death signal, then the check that T did not die before it
+ * was set (getppid is then init or a subreaper).
  */
 static _shared_tls_ int supervisor_main(void *arg)
 {
 	struct supervisor *s = arg;
 
-	set_cancel_handlers(on_cancel, 0);
-	if (prctl(PR_SET_PDEATHSIG, PARENT_DEATH_SIGNAL, 0, 0, 0) < 0 || getppid() != s->parent)
+	if (prctl(PR_SET_PDEATHSIG, PARENT_DEATH_SIGNAL, 0, 0, 0) < 0 || getppid() != top_pid)
 		_exit(1); /* T is gone (or cannot be followed): start nothing */
-	sigprocmask(SIG_SETMASK, &s->mask, NULL);
 	s->r = corral_sandbox_exec(s->sb, s->opts, &s->res, &s->err);
 	s->done = true;
+	if (s->have_cpus) {
+		unsigned cpu;
+		cpu_set_t one;
+
+		/*
+		 * T wakes when S exits: on S's CPU, not on the idle one T slept
+		 * on (waking an idle vCPU costs tens of microseconds). The raw
+		 * getcpu: glibc's reads rseq's cpu_id, which in S is T's.
+		 */
+		if (syscall(SYS_getcpu, &cpu, NULL, NULL) == 0 && cpu < CPU_SETSIZE) {
+			CPU_ZERO(&one);
+			CPU_SET(cpu, &one);
+			sched_setaffinity(top_pid, sizeof(one), &one);
+		}
+	}
 	_exit(0);
 }
 
 /*
- * T, from clone until S has exited: async-signal-safe only, and nothing
- * that writes errno (it is S's errno). The cancel handlers carry
- * SA_RESTART, so waitid is restarted rather than failing with EINTR; it
- * cannot fail otherwise (S is our unreaped child). WNOWAIT keeps S a
- * zombie, so that forward_cancel never signals a recycled pid. Returns
- * -1 only if waitid failed anyway.
+ * T, from clone until S has exited: raw syscalls only (no glibc wrapper
+ * frames below T's reserve, no sanitizer interceptor), and none that
+ * writes errno (it is S's errno): the cancel handlers carry SA_RESTART, so
+ * waitid is restarted rather than failing with EINTR, and it cannot fail
+ * otherwise (S is our unreaped child). WNOWAIT keeps S a zombie, so that
+ * on_cancel never signals a recycled pid. Returns -1 only if waitid
+ * failed anyway (errno is then not to be trusted: it is not read).
  */
 static _shared_tls_ int wait_supervisor(pid_t pid, siginfo_t *si)
 {
-	for (;;) {
+	for (int tries = 0; tries < 1000; tries++) {
 		si->si_pid = 0;
-		if (waitid(P_PID, (id_t)pid, si, WEXITED | WNOWAIT | __WALL) == 0 && si->si_pid == pid)
+		if (syscall(SYS_waitid, P_PID, (long)pid, si, WEXITED | WNOWAIT | __WALL, NULL) == 0 &&
+		    si->si_pid == pid)
 			return 0;
-		if (errno != EINTR)
-			return -1;
 	}
+	return -1;
+}
+
+/* An address below the caller's frame: where T's stack is free. */
+static __attribute__((noinline)) _shared_tls_ uintptr_t below_this_frame(void)
+{
+	volatile char here = 0;
+
+	return (uintptr_t)&here;
 }
 
 /*
  * Reap S, after corral_sandbox_free joined the sandbox's helper thread:
  * this thread is then the only one a cancel signal can land on, so once
- * they are blocked here no forward_cancel can run with S's pid.
+ * they are blocked here no on_cancel can run with S's pid.
  */
 static void reap_supervisor(void)
 {
@@ -214,7 +256,7 @@ static void reap_supervisor(void)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-static size_t fmt_uint(char *p, unsigned v)
+static _shared_tls_ size_t fmt_uint(char *p, unsigned v)
 {
 	char tmp[16];
 	size_t n = 0, len;
@@ -230,16 +272,18 @@ static size_t fmt_uint(char *p, unsigned v)
 /*
  * S ended without a result (killed by a signal, or failed): a setup error,
  * never a made-up success. Only write() and _exit(): S may have died in
- * the middle of malloc or stdio, on this process's own state.
+ * the middle of malloc or stdio, on this process's own state, and left
+ * sanitizer shadow on the stack below (hence no instrumentation here).
  */
-static _Noreturn void supervisor_lost(bool json, const siginfo_t *si)
+static _shared_tls_ _Noreturn void supervisor_lost(bool json, const siginfo_t *si)
 {
 	char buf[256];
 	size_t n = 0;
 	ssize_t w __attribute__((unused));
 
 #define PUT(lit) (memcpy(buf + n, (lit), sizeof(lit) - 1), n += sizeof(lit) - 1)
-	if (cancel_signo)
+	/* Not with S perhaps alive (no |si|): the handlers are S's too. */
+	if (cancel_signo && si)
 		die_of_cancel_signal(false);
 	if (json)
 		PUT("{\"error\": {\"code\": \"setup\", \"message\": \"");
@@ -256,7 +300,7 @@ static _Noreturn void supervisor_lost(bool json, const siginfo_t *si)
 	PUT("\n");
 #undef PUT
 	w = write(json ? 1 : 2, buf, n);
-	_exit(CLI_EXIT_ERROR);
+	_exit(cancel_signo ? 128 + cancel_signo : CLI_EXIT_ERROR);
 }
 
 /*
@@ -264,47 +308,28 @@ static _Noreturn void supervisor_lost(bool json, const siginfo_t *si)
  * when S could not be started (nothing ran). Does not return when S
  * ended without a result.
  */
-static int run_supervised(struct supervisor *s, bool json)
+static _shared_tls_ int run_supervised(struct supervisor *s, bool json)
 {
-	sigset_t all;
 	siginfo_t si;
-	char *stack;
+	uintptr_t top;
 	pid_t pid;
-	int e;
+	int sig;
 
-	stack = mmap(NULL, SUPERVISOR_STACK_SIZE, PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
-	if (stack == MAP_FAILED)
+	s->have_cpus = sched_getaffinity(0, sizeof(s->cpus), &s->cpus) == 0;
+	top = (below_this_frame() - T_STACK_RESERVE) & ~(uintptr_t)63;
+	pid = clone(supervisor_main, (void *)top, CLONE_VM | CLONE_SIGHAND | SIGCHLD, s);
+	if (pid < 0)
 		return -errno;
-	if (mprotect(stack, SUPERVISOR_GUARD_SIZE, PROT_NONE) < 0) {
-		e = errno;
-		munmap(stack, SUPERVISOR_STACK_SIZE);
-		return -e;
-	}
-
-	/*
-	 * Every signal blocked around clone: no handler may run in S before S
-	 * installed its own, and T's forwarders must not run before they know
-	 * S's pid. T's pending signals are delivered (forwarded) right after.
-	 */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &s->mask);
-	set_cancel_handlers(forward_cancel, SA_RESTART);
-	s->parent = getpid();
-	pid = clone(supervisor_main, stack + SUPERVISOR_STACK_SIZE, CLONE_VM | SIGCHLD, s);
-	if (pid < 0) {
-		e = errno;
-		set_cancel_handlers(forward_cancel, 0); /* records only: no S */
-		pthread_sigmask(SIG_SETMASK, &s->mask, NULL);
-		munmap(stack, SUPERVISOR_STACK_SIZE);
-		return -e;
-	}
-	supervisor_pid = pid;
-	pthread_sigmask(SIG_SETMASK, &s->mask, NULL);
+	__atomic_store_n(&supervisor_pid, pid, __ATOMIC_SEQ_CST);
+	sig = __atomic_load_n(&cancel_signo, __ATOMIC_SEQ_CST);
+	if (sig)
+		syscall(SYS_kill, (long)pid, (long)sig); /* came before S's pid was known */
 	if (wait_supervisor(pid, &si) < 0)
 		/* Cannot happen; if it does, T must not go on while S may run: dying makes S cancel. */
 		supervisor_lost(json, NULL);
 	/* S has exited: this process's state is T's alone again. */
+	if (s->have_cpus)
+		sched_setaffinity(0, sizeof(s->cpus), &s->cpus);
 	if (si.si_code != CLD_EXITED || si.si_status != 0 || !s->done)
 		supervisor_lost(json, &si);
 	return 0;
@@ -351,7 +376,7 @@ int cli_run(int argc, char **argv)
 	/* The cancel pipe is how S learns of T's death: no pipe, no run. */
 	r = install_cancel();
 	if (r < 0) {
-		code = cli_fail(c.json, CORRAL_E_SETUP, "cancel pipe: %s", strerror(-r));
+		code = cli_fail(c.json, CORRAL_E_SETUP, "cancel pipe or signal stack: %s", strerror(-r));
 		goto out;
 	}
 	{

@@ -14,6 +14,9 @@
  *    SIGCHLD to SIG_IGN (which makes the kernel reap them).
  *  - a registry of the runs in flight (main pid and session), so a sweep in
  *    one thread never kills or reaps another run's main process.
+ *  - interactive runs only (see "Interactive runs" below): the terminal on
+ *    fd 0, and, when the command stops, a stop signal to corral's own
+ *    process group, so the whole host process stops as a job does.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +31,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -497,6 +501,158 @@ static void stream_finish(struct stream *s, char **buf, size_t *len, bool *trunc
 	s->buf = NULL;
 }
 
+/*
+ * Interactive runs: stdin a terminal, output not captured, corral in the
+ * terminal's foreground. The command's process group gets the terminal
+ * (corral_child_main), and corral stands between it and the user's shell
+ * as a job-control shell stands between its jobs and the terminal:
+ *
+ *  - the terminal modes are saved at the start and restored at the end,
+ *    however the run ended (exit, signal, deadline, cancel);
+ *  - when the command stops (Ctrl-Z, SIGTTIN, SIGTTOU, SIGSTOP), corral
+ *    saves the command's modes, takes the terminal back, restores the
+ *    modes of the start, and stops its own process group, so the user's
+ *    shell sees its job stopped and prints its prompt;
+ *  - continued in the foreground (`fg`), corral gives the terminal and the
+ *    command's modes back and continues the command's group; continued in
+ *    the background (`bg`), it continues the command without the terminal
+ *    (reading it stops the command again with SIGTTIN, and corral with it),
+ *    and hands it the terminal once the shell brings corral to the
+ *    foreground.
+ *
+ * The stop is noticed by polling: waitid(WSTOPPED | WNOHANG) on the main
+ * process every TTY_POLL_MS of the event loop. The pidfd reports only the
+ * exit, and a SIGCHLD handler, self-pipe or signalfd would take a
+ * process-wide signal from a library host that may run other children and
+ * threads of its own. No signal disposition is touched; the only
+ * process-wide effect is the stop itself. Nothing here runs for a run that
+ * is not interactive.
+ */
+#define TTY_POLL_MS 20
+/* How long a stop sent to corral's group may take to reach this thread. */
+#define TTY_SETTLE_MS 20
+
+struct tty {
+	bool on;         /* an interactive run */
+	bool have_start; /* |start|: the modes when the run began */
+	bool have_cmd;   /* |cmd|: the command's modes when it last stopped */
+	bool bg;         /* corral was continued without the terminal */
+	struct termios start, cmd;
+};
+
+/*
+ * Terminal calls from a process group that may not hold the foreground
+ * raise SIGTTOU unless it is blocked (then the kernel lets them through).
+ */
+static void ttou_block(sigset_t *old)
+{
+	sigset_t s;
+
+	sigemptyset(&s);
+	sigaddset(&s, SIGTTOU);
+	pthread_sigmask(SIG_BLOCK, &s, old);
+}
+
+static bool tty_is_ours(void)
+{
+	return tcgetpgrp(0) == getpgrp();
+}
+
+/*
+ * The terminal back to corral's group, in the modes of the start. TCSANOW:
+ * TCSADRAIN would wait forever on output a command left stopped (^S).
+ */
+static void tty_take(const struct tty *t)
+{
+	sigset_t old;
+
+	ttou_block(&old);
+	tcsetpgrp(0, getpgrp());
+	if (t->have_start)
+		tcsetattr(0, TCSANOW, &t->start);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* The command's modes, then the terminal, to the command's group. */
+static void tty_give(const struct tty *t, pid_t pgid)
+{
+	sigset_t old;
+
+	ttou_block(&old);
+	if (t->have_cmd)
+		tcsetattr(0, TCSANOW, &t->cmd);
+	tcsetpgrp(0, pgid);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/*
+ * Stop corral's process group as the terminal would have stopped it, with
+ * the command's stop signal (the shell then says "Stopped (tty input)" for
+ * SIGTTIN). SIGSTOP becomes SIGTSTP: the kernel discards SIGTSTP, SIGTTIN
+ * and SIGTTOU sent to an orphaned group (no shell left to continue it)
+ * and to a host that ignores them, and the cgroup watchdog, which ignores
+ * every signal it can, must not be stopped. |sig| is unblocked in this
+ * thread so the group stop cannot be left pending; when another thread of
+ * the host takes the signal, the group stop reaches this one during the
+ * wait. Returns once corral runs again, or at once if nothing stopped it.
+ */
+static void tty_stop_self(int sig)
+{
+	struct timespec settle = { 0, TTY_SETTLE_MS * 1000000L };
+	sigset_t one, old;
+
+	if (sig != SIGTTIN && sig != SIGTTOU)
+		sig = SIGTSTP;
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	pthread_sigmask(SIG_UNBLOCK, &one, &old);
+	kill(0, sig);
+	while (nanosleep(&settle, &settle) < 0 && errno == EINTR)
+		;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void tty_begin(struct tty *t)
+{
+	t->on = true;
+	t->have_start = tcgetattr(0, &t->start) == 0;
+}
+
+/* One tick of the event loop: has the command stopped, has corral been brought to the foreground? */
+static void tty_watch(struct tty *t, pid_t pid)
+{
+	siginfo_t si = {};
+
+	if (t->bg && tty_is_ours()) {
+		/* `fg` while the command ran in the background. */
+		tty_give(t, pid);
+		t->bg = false;
+		kill(-pid, SIGCONT);
+	}
+	if (waitid(P_PID, (id_t)pid, &si, WSTOPPED | WNOHANG | __WALL) < 0 || si.si_pid != pid ||
+	    si.si_code != CLD_STOPPED)
+		return;
+	if (!t->bg) {
+		t->have_cmd = tcgetattr(0, &t->cmd) == 0;
+		tty_take(t);
+	}
+	tty_stop_self(si.si_status);
+	t->bg = !tty_is_ours();
+	if (!t->bg)
+		tty_give(t, pid);
+	kill(-pid, SIGCONT);
+}
+
+/*
+ * The run is over: the terminal and the start's modes back, unless corral
+ * runs in the background, where the terminal is the shell's.
+ */
+static void tty_end(const struct tty *t)
+{
+	if (t->on && (!t->bg || tty_is_ours()))
+		tty_take(t);
+}
+
 static int stage_exit_code(int e)
 {
 	return e == ENOENT ? 127 : 126;
@@ -516,6 +672,7 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 	void *stack = MAP_FAILED;
 	double t0, deadline, last_reap = 0;
 	bool interactive = false, timed_out = false, cancelled = false, main_reaped = false;
+	struct tty tty = {};
 	bool want_watchdog = false;
 	struct watchdog wd = { .pid = -1, .fd = -1 };
 	struct rusage ru;
@@ -558,6 +715,7 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 	} else if (!opts->capture && isatty(0) && tcgetpgrp(0) == getpgrp()) {
 		/* A person at a terminal: keep job control and Ctrl-C working. */
 		interactive = true;
+		tty_begin(&tty);
 	}
 
 	if (opts->capture) {
@@ -677,15 +835,7 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 		pthread_mutex_lock(&g_lock);
 		reg_del(pid);
 		pthread_mutex_unlock(&g_lock);
-		if (interactive) {
-			sigset_t ttou;
-
-			sigemptyset(&ttou);
-			sigaddset(&ttou, SIGTTOU);
-			pthread_sigmask(SIG_BLOCK, &ttou, &old);
-			tcsetpgrp(0, getpgrp());
-			pthread_sigmask(SIG_SETMASK, &old, NULL);
-		}
+		tty_end(&tty);
 		if (rep.stage == STAGE_EXEC) {
 			const char *name = sp->argv[0];
 
@@ -759,6 +909,8 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 		}
 		if (left > ORPHAN_REAP_MS)
 			left = ORPHAN_REAP_MS;
+		if (interactive && left > TTY_POLL_MS)
+			left = TTY_POLL_MS;
 		if (out.fd >= 0) {
 			iout = np;
 			pf[np++] = (struct pollfd){ .fd = out.fd, .events = POLLIN };
@@ -830,6 +982,8 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 		}
 		if (exited)
 			break;
+		if (interactive)
+			tty_watch(&tty, pid);
 	}
 
 	/* What the main process wrote before it ended. */
@@ -860,15 +1014,7 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 	pthread_mutex_lock(&g_lock);
 	reg_del(pid);
 	pthread_mutex_unlock(&g_lock);
-	if (interactive) {
-		sigset_t ttou;
-
-		sigemptyset(&ttou);
-		sigaddset(&ttou, SIGTTOU);
-		pthread_sigmask(SIG_BLOCK, &ttou, &old);
-		tcsetpgrp(0, getpgrp());
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-	}
+	tty_end(&tty);
 
 	/* Descendants that left the group (setsid, double fork) are ours now. */
 	sweep(pid, &tally);

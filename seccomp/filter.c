@@ -7,6 +7,7 @@
  */
 #include <linux/seccomp.h>
 #include <seccomp.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -28,7 +29,7 @@ static void ctx_freep(scmp_filter_ctx *ctx)
 		seccomp_release(*ctx);
 }
 
-bool corral_seccomp_available(void)
+static bool seccomp_probe(void)
 {
 	static const uint32_t needed[] = { SECCOMP_RET_KILL_PROCESS, SECCOMP_RET_ERRNO,
 					   SECCOMP_RET_ALLOW };
@@ -43,6 +44,19 @@ bool corral_seccomp_available(void)
 			return false;
 	}
 	return true;
+}
+
+/* Probed once per process: the answer is the kernel's. */
+bool corral_seccomp_available(void)
+{
+	static atomic_int cached = -1;
+	int r = atomic_load_explicit(&cached, memory_order_relaxed);
+
+	if (r < 0) {
+		r = seccomp_probe();
+		atomic_store_explicit(&cached, r, memory_order_relaxed);
+	}
+	return r;
 }
 
 static int add_one(scmp_filter_ctx ctx, const struct corral_sc_rule *r, int nr,

@@ -228,7 +228,17 @@ int corral_cgroup_create(const struct corral_sandbox *sb, struct corral_run *run
 		if (r < 0)
 			return corral_err(err, CORRAL_E_SETUP, -r, "cgroup %s: setting the limit: %s",
 					  run->cg_dir[i], strerror(-r));
-		snprintf(procs, sizeof(procs), "%s/cgroup.procs", run->cg_dir[i]);
+		/*
+		 * The child joins by writing "0" here before it execs, while it
+		 * is a single thread. On v1 it writes to "tasks": moving one
+		 * thread (itself) skips the kernel's global threadgroup lock that
+		 * moving a process through cgroup.procs takes (Linux 6.2, "cgroup:
+		 * Optimize single thread migration"), and the process is that
+		 * one thread, so the result is the same. v2 domain cgroups take
+		 * processes only.
+		 */
+		snprintf(procs, sizeof(procs), "%s/%s", run->cg_dir[i],
+			 i == CORRAL_CG_UNIFIED ? "cgroup.procs" : "tasks");
 		run->cg_fd[i] = open(procs, O_WRONLY | O_CLOEXEC);
 		if (run->cg_fd[i] < 0)
 			return corral_err(err, CORRAL_E_SETUP, errno, "%s: %s", procs, strerror(errno));

@@ -345,6 +345,18 @@ static void sweep(pid_t sid, struct tally *t)
  */
 #define WATCHDOG_DELAY_MS 20.0
 
+/*
+ * The Unix-socket mediation listener joins the poll set only once a run
+ * has lasted UNOTIFY_GRACE_MS. The kernel reports POLLHUP on it as soon
+ * as the last filtered task starts to exit — before that task's pidfd is
+ * ready — so polling it from the start costs every short command one
+ * extra wake-up of corral while the command is still tearing down its
+ * memory, which measured 0.2-0.3 ms per run on a paravirtualized host
+ * (docs/benchmarks.md). The price: a connect/sendto/sendmsg mediated in a
+ * run's first milliseconds waits until the grace ends (at most this long).
+ */
+#define UNOTIFY_GRACE_MS 5.0
+
 struct watchdog {
 	pid_t pid;
 	int fd; /* write end: closed or written by corral only */
@@ -628,6 +640,7 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 
 	t0 = now_ms();
 	deadline = t0 + opts->timeout * 1e3;
+	last_reap = t0; /* nothing of this run can be an orphan yet */
 
 	/*
 	 * Every signal blocked around clone: a host handler must not run in
@@ -776,7 +789,10 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 			icancel = np;
 			pf[np++] = (struct pollfd){ .fd = opts->cancel_fd, .events = POLLIN };
 		}
-		if (un) {
+		if (un && now - t0 < UNOTIFY_GRACE_MS) {
+			if (left > UNOTIFY_GRACE_MS - (now - t0))
+				left = UNOTIFY_GRACE_MS - (now - t0);
+		} else if (un) {
 			iun = np;
 			nun = corral_unotify_pollfds(un, pf + np);
 			np += nun;

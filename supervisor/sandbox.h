@@ -106,6 +106,12 @@ int corral_cgroup_create(const struct corral_sandbox *sb, struct corral_run *run
 			 struct corral_error *err);
 /* Kill every process in the run's cgroups. Returns true when a cgroup did it. */
 bool corral_cgroup_kill(const struct corral_run *run);
+/*
+ * Tasks charged to the run's pids cgroup (zombies count until reaped), or
+ * -1 when the run has none. Nothing of the run leaves it: moving out takes
+ * write access to cgroupfs, which the command never has.
+ */
+long corral_cgroup_tasks(const struct corral_run *run);
 void corral_cgroup_remove(struct corral_run *run);
 void corral_cgroup_kill_and_remove(const struct corral_run *run);
 

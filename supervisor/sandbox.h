@@ -51,7 +51,6 @@ struct corral_sandbox {
 	bool drop_caps;       /* drop every capability in the child */
 	uid_t uid;
 	gid_t gid;
-	int cap_last;         /* highest capability number of this kernel */
 
 	struct corral_ll_plan *ll;
 	struct corral_bpf bpf;

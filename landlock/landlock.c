@@ -9,7 +9,6 @@
  */
 #include <fcntl.h>
 #include <limits.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -51,20 +50,12 @@ static int ll_create_ruleset(const struct corral_ll_ruleset_attr *attr, size_t s
 	return (int)syscall(__NR_landlock_create_ruleset, attr, size, flags);
 }
 
-/* Asked once per process: a sandbox asks several times, and the answer is the kernel's. */
 static int ll_kernel_abi(void)
 {
-	static atomic_int cached = -1;
-	int r = atomic_load_explicit(&cached, memory_order_relaxed);
+	int r = ll_create_ruleset(NULL, 0, CORRAL_LL_CREATE_RULESET_VERSION);
 
-	if (r >= 0)
-		return r;
-	r = ll_create_ruleset(NULL, 0, CORRAL_LL_CREATE_RULESET_VERSION);
 	/* ENOSYS: not built in; EOPNOTSUPP: built in but not enabled at boot. */
-	if (r < 0)
-		r = 0;
-	atomic_store_explicit(&cached, r, memory_order_relaxed);
-	return r;
+	return r < 0 ? 0 : r;
 }
 
 _public_ int corral_landlock_abi(void)

@@ -7,7 +7,6 @@
  */
 #include <linux/seccomp.h>
 #include <seccomp.h>
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -29,7 +28,7 @@ static void ctx_freep(scmp_filter_ctx *ctx)
 		seccomp_release(*ctx);
 }
 
-static bool seccomp_probe(void)
+bool corral_seccomp_available(void)
 {
 	static const uint32_t needed[] = { SECCOMP_RET_KILL_PROCESS, SECCOMP_RET_ERRNO,
 					   SECCOMP_RET_ALLOW };
@@ -46,18 +45,6 @@ static bool seccomp_probe(void)
 	return true;
 }
 
-/* Probed once per process: the answer is the kernel's. */
-bool corral_seccomp_available(void)
-{
-	static atomic_int cached = -1;
-	int r = atomic_load_explicit(&cached, memory_order_relaxed);
-
-	if (r < 0) {
-		r = seccomp_probe();
-		atomic_store_explicit(&cached, r, memory_order_relaxed);
-	}
-	return r;
-}
 
 static int add_one(scmp_filter_ctx ctx, const struct corral_sc_rule *r, int nr,
 		   unsigned int n, const struct scmp_arg_cmp *cmp)

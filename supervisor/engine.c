@@ -349,6 +349,18 @@ static void sweep(pid_t sid, struct tally *t)
  */
 #define WATCHDOG_DELAY_MS 20.0
 
+/*
+ * The Unix-socket mediation listener joins the poll set only once a run
+ * has lasted UNOTIFY_GRACE_MS. The kernel reports POLLHUP on it as soon
+ * as the last filtered task starts to exit — before that task's pidfd is
+ * ready — so polling it from the start costs every short command one
+ * extra wake-up of corral while the command is still tearing down its
+ * memory, which measured 0.2-0.3 ms per run on a paravirtualized host
+ * (docs/benchmarks.md). The price: a connect/sendto/sendmsg mediated in a
+ * run's first milliseconds waits until the grace ends (at most this long).
+ */
+#define UNOTIFY_GRACE_MS 5.0
+
 struct watchdog {
 	pid_t pid;
 	int fd; /* write end: closed or written by corral only */
@@ -673,7 +685,7 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 	double t0, deadline, last_reap = 0;
 	bool interactive = false, timed_out = false, cancelled = false, main_reaped = false;
 	struct tty tty = {};
-	bool want_watchdog = false;
+	bool want_watchdog = false, only_main = false;
 	struct watchdog wd = { .pid = -1, .fd = -1 };
 	struct rusage ru;
 	struct corral_unotify *un = NULL;
@@ -786,6 +798,7 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 
 	t0 = now_ms();
 	deadline = t0 + opts->timeout * 1e3;
+	last_reap = t0; /* nothing of this run can be an orphan yet */
 
 	/*
 	 * Every signal blocked around clone: a host handler must not run in
@@ -928,7 +941,10 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 			icancel = np;
 			pf[np++] = (struct pollfd){ .fd = opts->cancel_fd, .events = POLLIN };
 		}
-		if (un) {
+		if (un && now - t0 < UNOTIFY_GRACE_MS) {
+			if (left > UNOTIFY_GRACE_MS - (now - t0))
+				left = UNOTIFY_GRACE_MS - (now - t0);
+		} else if (un) {
 			iun = np;
 			nun = corral_unotify_pollfds(un, pf + np);
 			np += nun;
@@ -1001,7 +1017,15 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 			kill(pid, SIGKILL);
 	}
 	kill(-pid, SIGKILL);
+	/*
+	 * With a pids cgroup, one task left is the main process itself (a
+	 * zombie, or killed above and no longer able to fork): nothing else of
+	 * the run exists, so there is nothing to kill and, below, nothing to
+	 * sweep. That saves a /proc walk and a cgroup.procs read per run.
+	 */
 	if (sp->run)
+		only_main = corral_cgroup_tasks(sp->run) == 1;
+	if (sp->run && !only_main)
 		corral_cgroup_kill(sp->run);
 	/* Mediated calls still waiting get no answer: their callers are being killed. */
 	corral_unotify_free(un);
@@ -1017,7 +1041,8 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 	tty_end(&tty);
 
 	/* Descendants that left the group (setsid, double fork) are ours now. */
-	sweep(pid, &tally);
+	if (!only_main)
+		sweep(pid, &tally);
 	watchdog_stop(&wd);
 
 	/* Every writer is gone: read the rest (EAGAIN only if something escaped us). */

@@ -51,7 +51,6 @@ struct corral_sandbox {
 	bool drop_caps;       /* drop every capability in the child */
 	uid_t uid;
 	gid_t gid;
-	int cap_last;         /* highest capability number of this kernel */
 
 	struct corral_ll_plan *ll;
 	struct corral_bpf bpf;
@@ -106,6 +105,12 @@ int corral_cgroup_create(const struct corral_sandbox *sb, struct corral_run *run
 			 struct corral_error *err);
 /* Kill every process in the run's cgroups. Returns true when a cgroup did it. */
 bool corral_cgroup_kill(const struct corral_run *run);
+/*
+ * Tasks charged to the run's pids cgroup (zombies count until reaped), or
+ * -1 when the run has none. Nothing of the run leaves it: moving out takes
+ * write access to cgroupfs, which the command never has.
+ */
+long corral_cgroup_tasks(const struct corral_run *run);
 void corral_cgroup_remove(struct corral_run *run);
 void corral_cgroup_kill_and_remove(const struct corral_run *run);
 

@@ -1023,7 +1023,7 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 	 * the run exists, so there is nothing to kill and, below, nothing to
 	 * sweep. That saves a /proc walk and a cgroup.procs read per run.
 	 */
-	if (sp->run)
+	if (sp->run && sp->confine && sp->confine->cgroup_holds_tree)
 		only_main = corral_cgroup_tasks(sp->run) == 1;
 	if (sp->run && !only_main)
 		corral_cgroup_kill(sp->run);

@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -93,6 +94,22 @@ static int finish_posture(struct corral_sandbox *sb, struct corral_error *err)
 		sb->n_dropped++;
 	}
 	return 0;
+}
+
+/* Is |path| /sys or beneath it, as spelled or resolved (unless |canonical| already)? */
+static bool under_sys(const char *path, bool canonical)
+{
+	_cleanup_free_ char *real = canonical ? strdup(path) : realpath(path, NULL);
+
+	for (int i = 0; i < 2; i++) {
+		const char *p = i ? real : path;
+
+		if (!p)
+			return i == 1; /* unresolvable: assume the worst */
+		if (strncmp(p, "/sys", 4) == 0 && (p[4] == '/' || p[4] == '\0'))
+			return true;
+	}
+	return false;
 }
 
 _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_sandbox **out,
@@ -207,6 +224,12 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 	if (r < 0)
 		goto fail;
 	sb->have_bpf = sb->bpf.len > 0;
+	if (sb->use_cgroups && sb->ll && corral_ll_plan_abi(sb->ll) > 0) {
+		sb->cgroup_holds_tree = !under_sys(sb->root, true);
+		for (size_t i = 0; i < sb->policy->fs.read_write.n; i++)
+			if (under_sys(sb->policy->fs.read_write.v[i], false))
+				sb->cgroup_holds_tree = false;
+	}
 	add_supervisor_promises(sb);
 	r = finish_posture(sb, err);
 	if (r < 0)

@@ -65,6 +65,13 @@ struct corral_sandbox {
 
 	struct corral_cgroup_parents cg;
 	bool use_cgroups;
+	/*
+	 * The command cannot write to cgroupfs (Landlock enforced, and neither
+	 * the root nor a read_write path is /sys or beneath it), so no process
+	 * of a run can move itself out of the run's cgroup: its pids count is
+	 * the whole tree.
+	 */
+	bool cgroup_holds_tree;
 	bool nproc_relative;  /* RLIMIT_NPROC = procs + the uid's task count ... */
 	long nproc_base;      /* ... counted once, when the sandbox is built, */
 	pthread_t nproc_thread; /* ... by this thread, overlapping the rest of the setup */

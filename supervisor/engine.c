@@ -303,6 +303,20 @@ static void reap_orphans(pid_t sid, struct tally *t)
  * g_lock keeps other runs from spawning or sweeping meanwhile; the pids
  * cannot be reused before we reap them because they are our children.
  */
+/*
+ * No child at all (ECHILD): nothing was re-parented to us, so nothing of
+ * the run is left — every live process of the tree has an ancestor chain
+ * up to this subreaper, and the topmost live one would be our child. One
+ * call instead of the /proc walk of sweep(). Another run in flight, or a
+ * helper, is a child too: then sweep() sorts them out.
+ */
+static bool no_children(void)
+{
+	siginfo_t si = {};
+
+	return waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) < 0 && errno == ECHILD;
+}
+
 static void sweep(pid_t sid, struct tally *t)
 {
 	pid_t kids[512], mine[512];
@@ -1041,7 +1055,7 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 	tty_end(&tty);
 
 	/* Descendants that left the group (setsid, double fork) are ours now. */
-	if (!only_main)
+	if (!only_main && !no_children())
 		sweep(pid, &tally);
 	watchdog_stop(&wd);
 

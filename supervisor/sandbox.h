@@ -76,6 +76,7 @@ struct corral_sandbox {
 	long nproc_base;      /* ... counted once, when the sandbox is built, */
 	pthread_t nproc_thread; /* ... by this thread, overlapping the rest of the setup */
 	bool nproc_pending;
+	bool nproc_prefetched; /* the thread is corral_nproc_prefetch's */
 	uid_t nproc_uid;
 	pthread_mutex_t nproc_lock;
 	const char *tmp_base; /* where private tmps are made (static string) */
@@ -104,6 +105,13 @@ int corral_identity_decide(struct corral_sandbox *sb, struct corral_error *err);
 int corral_env_build(struct corral_sandbox *sb, struct corral_error *err);
 /* envp for one run: the base plus TMPDIR=|tmp| (when non-NULL). Free with free(). */
 char **corral_env_for_run(const struct corral_sandbox *sb, const char *tmp, char **tmpdir_buf);
+
+/*
+ * Start counting |uid|'s tasks now, in a thread, for the first sandbox
+ * built later that needs that count (RLIMIT_NPROC without a pids cgroup).
+ * Once per process; an unclaimed count is simply never read.
+ */
+void corral_nproc_prefetch(uid_t uid);
 
 /* cgroup.c */
 void corral_cgroup_detect(struct corral_cgroup_parents *cg);

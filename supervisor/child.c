@@ -224,77 +224,6 @@ static _child_ int exec_search(const char *file, char *const *argv, char *const 
 	return eacces ? EACCES : ENOENT;
 }
 
-/* Parse the hex mask after |key| in |buf| (a /proc status text); false if absent. */
-static _child_ bool status_mask(const char *buf, const char *key, uint64_t *out)
-{
-	for (const char *p = buf; *p;) {
-		const char *q = key;
-		const char *l = p;
-
-		while (*q && *l == *q) {
-			l++;
-			q++;
-		}
-		if (!*q) {
-			uint64_t v = 0;
-			int digits = 0;
-
-			while (*l == ' ' || *l == '\t')
-				l++;
-			for (;; l++, digits++) {
-				int d = *l >= '0' && *l <= '9' ? *l - '0' :
-					*l >= 'a' && *l <= 'f' ? *l - 'a' + 10 : -1;
-
-				if (d < 0)
-					break;
-				v = v << 4 | (uint64_t)d;
-			}
-			*out = v;
-			return digits == 16 && (*l == '\n' || *l == '\0');
-		}
-		while (*p && *p != '\n')
-			p++;
-		if (*p)
-			p++;
-	}
-	return false;
-}
-
-/*
- * Every caught or ignored signal back to SIG_DFL. This child has its own
- * copy of the dispositions (no CLONE_SIGHAND), so /proc/thread-self/status
- * (SigIgn, SigCgt) names exactly the ones to reset: a few calls instead of
- * one rt_sigaction per signal (about 60 µs on a paravirtualized host).
- * Without a readable /proc, every signal is reset.
- */
-static _child_ void reset_signals(void)
-{
-	char buf[4096];
-	uint64_t ign = 0, cgt = 0, todo = ~(uint64_t)0;
-	int fd = open("/proc/thread-self/status", O_RDONLY | O_CLOEXEC);
-
-	if (fd >= 0) {
-		ssize_t n, len = 0;
-
-		while (len < (ssize_t)sizeof(buf) - 1 &&
-		       (n = read(fd, buf + len, sizeof(buf) - 1 - (size_t)len)) > 0)
-			len += n;
-		buf[len] = '\0';
-		close(fd);
-		if (status_mask(buf, "SigIgn:", &ign) && status_mask(buf, "SigCgt:", &cgt))
-			todo = ign | cgt;
-	}
-	for (int s = 1; s < _NSIG && s <= 64; s++) {
-		struct sigaction sa = { .sa_handler = SIG_DFL };
-
-		if (!(todo & (uint64_t)1 << (s - 1)))
-			continue;
-		if (s == SIGKILL || s == SIGSTOP || (s >= 32 && s < SIGRTMIN))
-			continue;
-		sigaction(s, &sa, NULL);
-	}
-}
-
 _child_ int corral_child_main(void *arg)
 {
 	const struct corral_child *c = arg;
@@ -309,7 +238,13 @@ _child_ int corral_child_main(void *arg)
 	 * while every signal is still blocked (the parent blocked them around
 	 * clone). Ignored signals are reset too: the command starts clean.
 	 */
-	reset_signals();
+	for (int s = 1; s < _NSIG; s++) {
+		struct sigaction sa = { .sa_handler = SIG_DFL };
+
+		if (s == SIGKILL || s == SIGSTOP || (s >= 32 && s < SIGRTMIN))
+			continue;
+		sigaction(s, &sa, NULL);
+	}
 
 	/* Own process group; a new session (no controlling terminal) unless interactive. */
 	if (c->interactive) {

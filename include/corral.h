@@ -180,7 +180,17 @@ struct corral_exec_opts {
 	bool capture;              /* capture stdout/stderr into the result */
 	const void *stdin_data;    /* capture mode: bytes fed to stdin (NULL: /dev/null) */
 	size_t stdin_len;
-	bool stdin_passthrough;    /* non-capture mode: inherit corral's stdin (default true in CLI) */
+	/*
+	 * Non-capture mode: inherit corral's stdin (the CLI does). When stdin
+	 * is then a terminal whose foreground group is the caller's, the run is
+	 * interactive: the command's process group gets the terminal; the
+	 * terminal modes are restored when the run ends; when the command
+	 * stops (Ctrl-Z), corral restores the modes, takes the terminal back
+	 * and sends the stop signal to the caller's process group — the whole
+	 * process stops, as a shell's job does — then continues the command
+	 * when continued itself (docs/threat-model.md "Interactive runs").
+	 */
+	bool stdin_passthrough;
 	size_t max_output;         /* per-stream cap; 0: the policy's limits.output */
 	double timeout;            /* seconds; 0: the policy's timeout */
 	/*

@@ -296,6 +296,7 @@ static int plan_path(struct corral_ll_plan *plan, const struct plan_root *root, 
 		     int *fd_out, struct corral_error *err)
 {
 	_cleanup_close_ int fd = -1;
+	bool known_dir = false, known_file = false;
 	struct stat st;
 	uint64_t access;
 
@@ -306,6 +307,22 @@ static int plan_path(struct corral_ll_plan *plan, const struct plan_root *root, 
 		fd = open_user_path(root, field, path, err);
 		if (fd < 0 && fd != -ENOENT && fd != -ENOTDIR)
 			return fd;
+	} else if (kind == PATH_OPTIONAL && !st_out) {
+		/*
+		 * The defaults (system directories, devices) are known by kind:
+		 * O_DIRECTORY tells a directory without an fstat, and ENOTDIR
+		 * on the last component tells a non-directory. Two dozen
+		 * fewer calls per sandbox.
+		 */
+		fd = open(path, O_PATH | O_CLOEXEC | O_DIRECTORY);
+		if (fd >= 0) {
+			known_dir = true;
+		} else if (errno == ENOTDIR) {
+			fd = open(path, O_PATH | O_CLOEXEC);
+			known_file = fd >= 0;
+		}
+		if (fd < 0)
+			fd = -errno;
 	} else {
 		fd = open(path, O_PATH | O_CLOEXEC);
 		if (fd < 0)
@@ -319,7 +336,9 @@ static int plan_path(struct corral_ll_plan *plan, const struct plan_root *root, 
 		return corral_err(err, e == ENOENT || e == ENOTDIR ? CORRAL_E_NOT_FOUND : CORRAL_E_SETUP,
 				  e, "%s: %s: %s", field, path, strerror(e));
 	}
-	if (fstat(fd, &st) < 0)
+	if (known_dir || known_file)
+		st.st_mode = known_dir ? S_IFDIR : S_IFREG; /* only the kind is read below */
+	else if (fstat(fd, &st) < 0)
 		return corral_err(err, CORRAL_E_SETUP, errno, "%s: %s: %s", field, path, strerror(errno));
 	if (kind == PATH_ROOT && !S_ISDIR(st.st_mode))
 		return corral_err(err, CORRAL_E_SETUP, ENOTDIR, "%s: %s: %s", field, path,
@@ -502,7 +521,7 @@ static int plan_paths(struct corral_ll_plan *plan, const struct corral_policy *p
 		struct stat st;
 
 		r = plan_path(plan, &root, "fs.read_only", path, LL_READ_EXEC,
-			      dflt ? PATH_OPTIONAL : PATH_USER, &st, dflt ? NULL : &fd, err);
+			      dflt ? PATH_OPTIONAL : PATH_USER, dflt ? NULL : &st, dflt ? NULL : &fd, err);
 		if (r < 0)
 			goto out;
 		/* Defaults beneath a writable path are subsumed, as the user asked. */

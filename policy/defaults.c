@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Built-in defaults that more than one module needs. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,15 +52,29 @@ static bool path_covers(const char *parent, const char *child)
 	return strncmp(child, parent, n) == 0 && (child[n] == '\0' || child[n] == '/');
 }
 
-static bool covers_dir(const char *canon, const char *dir)
-{
-	_cleanup_free_ char *real = NULL;
+/*
+ * The system directories' canonical paths, resolved once per process: a
+ * run checks its root (and every read_write path) against all of them,
+ * and the CLI and the Landlock plan both check, so resolving them each
+ * time cost some thirty readlink calls per check. They name the host's
+ * own layout, which does not move under a running corral.
+ */
+static char *system_real[ARRAY_SIZE(system_dirs)];
+static pthread_once_t system_real_once = PTHREAD_ONCE_INIT;
 
-	if (path_covers(canon, dir))
+static void system_real_init(void)
+{
+	for (size_t i = 0; system_dirs[i]; i++)
+		system_real[i] = realpath(system_dirs[i], NULL); /* NULL: absent here */
+}
+
+static bool covers_dir(const char *canon, size_t i)
+{
+	if (path_covers(canon, system_dirs[i]))
 		return true;
 	/* Merged /usr: "/lib" is "/usr/lib"; a root of "/usr/lib" holds it too. */
-	real = realpath(dir, NULL);
-	return real && path_covers(canon, real);
+	pthread_once(&system_real_once, system_real_init);
+	return system_real[i] && path_covers(canon, system_real[i]);
 }
 
 int corral_check_not_system(const char *what, const char *path, const char *canon,
@@ -72,7 +87,7 @@ int corral_check_not_system(const char *what, const char *path, const char *cano
 	if (!canon || canon[0] != '/')
 		return 0;
 	for (size_t i = 0; system_dirs[i]; i++) {
-		if (!covers_dir(canon, system_dirs[i]))
+		if (!covers_dir(canon, i))
 			continue;
 		if (shown == 4) {
 			more = true;

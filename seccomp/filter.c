@@ -45,6 +45,7 @@ bool corral_seccomp_available(void)
 	return true;
 }
 
+
 static int add_one(scmp_filter_ctx ctx, const struct corral_sc_rule *r, int nr,
 		   unsigned int n, const struct scmp_arg_cmp *cmp)
 {

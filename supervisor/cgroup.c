@@ -57,31 +57,38 @@ static char *usable_dir(const char *base, const char *rel)
 
 void corral_cgroup_detect(struct corral_cgroup_parents *cg)
 {
-	char line[4096];
-	FILE *f;
+	char buf[8192];
+	const char *path[CORRAL_CG_MAX] = {};
 	bool pure_v2;
 	struct stat st;
+	ssize_t len = 0, n;
+	int fd;
 
 	memset(cg, 0, sizeof(*cg));
 	pure_v2 = stat("/sys/fs/cgroup/cgroup.controllers", &st) == 0;
-	f = fopen("/proc/self/cgroup", "re");
-	if (!f)
+	/* Plain read(2), no stdio: this runs once per CLI run, on its hot path. */
+	fd = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return;
-	while (fgets(line, sizeof(line), f)) {
-		char *c1 = strchr(line, ':'), *c2, *path;
+	while (len < (ssize_t)sizeof(buf) - 1 && (n = read(fd, buf + len, sizeof(buf) - 1 - (size_t)len)) > 0)
+		len += n;
+	close(fd);
+	buf[len] = '\0';
+	for (char *line = buf, *next; line && *line; line = next) {
+		char *c1, *c2;
 
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		c1 = strchr(line, ':');
 		if (!c1)
 			continue;
 		c2 = strchr(c1 + 1, ':');
 		if (!c2)
 			continue;
 		*c2 = '\0';
-		path = c2 + 1;
-		path[strcspn(path, "\n")] = '\0';
 		if (strncmp(line, "0:", 2) == 0 && c1[1] == '\0') {
-			free(cg->dir[CORRAL_CG_UNIFIED]);
-			cg->dir[CORRAL_CG_UNIFIED] =
-				usable_dir(pure_v2 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/unified", path);
+			path[CORRAL_CG_UNIFIED] = c2 + 1;
 			continue;
 		}
 		if (pure_v2)
@@ -89,23 +96,25 @@ void corral_cgroup_detect(struct corral_cgroup_parents *cg)
 		char *save = NULL;
 
 		for (char *tok = strtok_r(c1 + 1, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-			if (strcmp(tok, "pids") == 0 && !cg->dir[CORRAL_CG_PIDS])
-				cg->dir[CORRAL_CG_PIDS] = usable_dir("/sys/fs/cgroup/pids", path);
-			else if (strcmp(tok, "memory") == 0 && !cg->dir[CORRAL_CG_MEMORY])
-				cg->dir[CORRAL_CG_MEMORY] = usable_dir("/sys/fs/cgroup/memory", path);
+			if (strcmp(tok, "pids") == 0 && !path[CORRAL_CG_PIDS])
+				path[CORRAL_CG_PIDS] = c2 + 1;
+			else if (strcmp(tok, "memory") == 0 && !path[CORRAL_CG_MEMORY])
+				path[CORRAL_CG_MEMORY] = c2 + 1;
 		}
 	}
-	fclose(f);
-	if (cg->dir[CORRAL_CG_UNIFIED] && !pure_v2 && cg->dir[CORRAL_CG_PIDS]) {
-		/*
-		 * Hybrid: each cgroup a process joins costs a synchronize_rcu in
-		 * the kernel (cgroup_threadgroup_rwsem). The v1 pids cgroup
-		 * already holds the whole tree, so it also serves for the kill;
-		 * the controller-less v2 one would only add a join.
-		 */
-		free(cg->dir[CORRAL_CG_UNIFIED]);
-		cg->dir[CORRAL_CG_UNIFIED] = NULL;
-	}
+	if (path[CORRAL_CG_PIDS])
+		cg->dir[CORRAL_CG_PIDS] = usable_dir("/sys/fs/cgroup/pids", path[CORRAL_CG_PIDS]);
+	if (path[CORRAL_CG_MEMORY])
+		cg->dir[CORRAL_CG_MEMORY] = usable_dir("/sys/fs/cgroup/memory", path[CORRAL_CG_MEMORY]);
+	/*
+	 * Hybrid: each cgroup a process joins costs the kernel more work per
+	 * run. The v1 pids cgroup already holds the whole tree, so it also
+	 * serves for the kill; the controller-less v2 one would only add a
+	 * join, and is not even looked at.
+	 */
+	if (path[CORRAL_CG_UNIFIED] && (pure_v2 || !cg->dir[CORRAL_CG_PIDS]))
+		cg->dir[CORRAL_CG_UNIFIED] =
+			usable_dir(pure_v2 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/unified", path[CORRAL_CG_UNIFIED]);
 	if (cg->dir[CORRAL_CG_UNIFIED]) {
 		char p[4096];
 
@@ -228,7 +237,17 @@ int corral_cgroup_create(const struct corral_sandbox *sb, struct corral_run *run
 		if (r < 0)
 			return corral_err(err, CORRAL_E_SETUP, -r, "cgroup %s: setting the limit: %s",
 					  run->cg_dir[i], strerror(-r));
-		snprintf(procs, sizeof(procs), "%s/cgroup.procs", run->cg_dir[i]);
+		/*
+		 * The child joins by writing "0" here before it execs, while it
+		 * is a single thread. On v1 it writes to "tasks": moving one
+		 * thread (itself) skips the kernel's global threadgroup lock that
+		 * moving a process through cgroup.procs takes (Linux 6.2, "cgroup:
+		 * Optimize single thread migration"), and the process is that
+		 * one thread, so the result is the same. v2 domain cgroups take
+		 * processes only.
+		 */
+		snprintf(procs, sizeof(procs), "%s/%s", run->cg_dir[i],
+			 i == CORRAL_CG_UNIFIED ? "cgroup.procs" : "tasks");
 		run->cg_fd[i] = open(procs, O_WRONLY | O_CLOEXEC);
 		if (run->cg_fd[i] < 0)
 			return corral_err(err, CORRAL_E_SETUP, errno, "%s: %s", procs, strerror(errno));
@@ -294,6 +313,32 @@ bool corral_cgroup_kill(const struct corral_run *run)
 	if (run->cg_dir[CORRAL_CG_UNIFIED])
 		return kill_listed(run->cg_dir[CORRAL_CG_UNIFIED]);
 	return false;
+}
+
+long corral_cgroup_tasks(const struct corral_run *run)
+{
+	static const int where[] = { CORRAL_CG_PIDS, CORRAL_CG_UNIFIED };
+
+	for (size_t i = 0; i < ARRAY_SIZE(where); i++) {
+		char p[4096], buf[32];
+		long v = 0;
+		ssize_t n;
+		int fd;
+
+		if (!run->cg_dir[where[i]] || !path_join(p, sizeof(p), run->cg_dir[where[i]], "pids.current"))
+			continue;
+		fd = open(p, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue; /* v2 without the pids controller */
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0 || buf[0] < '0' || buf[0] > '9')
+			continue;
+		for (ssize_t k = 0; k < n && buf[k] >= '0' && buf[k] <= '9'; k++)
+			v = v * 10 + (buf[k] - '0');
+		return v;
+	}
+	return -1;
 }
 
 /*

@@ -295,9 +295,13 @@ _child_ int corral_child_main(void *arg)
 		 * switch; setresuid to a non-zero uid then clears the permitted,
 		 * effective and ambient sets, and capset clears what uid 0 keeps.
 		 */
-		for (int cap = 0; cap <= sb->cap_last; cap++)
-			if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
+		/* Up to the kernel's last capability: EINVAL names the first one past it. */
+		for (int cap = 0; cap < 64; cap++)
+			if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
+				if (errno == EINVAL)
+					break;
 				fail(c, STAGE_CAPBSET, errno);
+			}
 		if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
 			fail(c, STAGE_AMBIENT, errno);
 		if (sb->switch_identity && sys3(SYS_setresuid, sb->uid, sb->uid, sb->uid) < 0)

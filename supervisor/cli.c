@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "supervisor/cli.h"
+#include "supervisor/sandbox.h"
 
 static const char usage_main[] =
 	"Usage: corral COMMAND [OPTIONS]\n"
@@ -329,8 +330,12 @@ int main(int argc, char **argv)
 		fputs(usage_main, stdout);
 		return 0;
 	}
-	if (strcmp(cmd, "run") == 0)
+	if (strcmp(cmd, "run") == 0) {
+		/* Unprivileged runs bound processes relative to the uid's count: start the walk now. */
+		if (geteuid() != 0)
+			corral_nproc_prefetch(getuid());
 		return cli_run(argc - 1, argv + 1);
+	}
 	if (strcmp(cmd, "probe") == 0)
 		return cli_probe(argc - 1, argv + 1);
 	if (strcmp(cmd, "policy") == 0)

@@ -14,6 +14,9 @@
  *    SIGCHLD to SIG_IGN (which makes the kernel reap them).
  *  - a registry of the runs in flight (main pid and session), so a sweep in
  *    one thread never kills or reaps another run's main process.
+ *  - interactive runs only (see "Interactive runs" below): the terminal on
+ *    fd 0, and, when the command stops, a stop signal to corral's own
+ *    process group, so the whole host process stops as a job does.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +31,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -299,6 +303,20 @@ static void reap_orphans(pid_t sid, struct tally *t)
  * g_lock keeps other runs from spawning or sweeping meanwhile; the pids
  * cannot be reused before we reap them because they are our children.
  */
+/*
+ * No child at all (ECHILD): nothing was re-parented to us, so nothing of
+ * the run is left — every live process of the tree has an ancestor chain
+ * up to this subreaper, and the topmost live one would be our child. One
+ * call instead of the /proc walk of sweep(). Another run in flight, or a
+ * helper, is a child too: then sweep() sorts them out.
+ */
+static bool no_children(void)
+{
+	siginfo_t si = {};
+
+	return waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) < 0 && errno == ECHILD;
+}
+
 static void sweep(pid_t sid, struct tally *t)
 {
 	pid_t kids[512], mine[512];
@@ -344,6 +362,18 @@ static void sweep(pid_t sid, struct tally *t)
  * async-signal-safe calls (the host may be multithreaded).
  */
 #define WATCHDOG_DELAY_MS 20.0
+
+/*
+ * The Unix-socket mediation listener joins the poll set only once a run
+ * has lasted UNOTIFY_GRACE_MS. The kernel reports POLLHUP on it as soon
+ * as the last filtered task starts to exit — before that task's pidfd is
+ * ready — so polling it from the start costs every short command one
+ * extra wake-up of corral while the command is still tearing down its
+ * memory, which measured 0.2-0.3 ms per run on a paravirtualized host
+ * (docs/benchmarks.md). The price: a connect/sendto/sendmsg mediated in a
+ * run's first milliseconds waits until the grace ends (at most this long).
+ */
+#define UNOTIFY_GRACE_MS 5.0
 
 struct watchdog {
 	pid_t pid;
@@ -497,6 +527,158 @@ static void stream_finish(struct stream *s, char **buf, size_t *len, bool *trunc
 	s->buf = NULL;
 }
 
+/*
+ * Interactive runs: stdin a terminal, output not captured, corral in the
+ * terminal's foreground. The command's process group gets the terminal
+ * (corral_child_main), and corral stands between it and the user's shell
+ * as a job-control shell stands between its jobs and the terminal:
+ *
+ *  - the terminal modes are saved at the start and restored at the end,
+ *    however the run ended (exit, signal, deadline, cancel);
+ *  - when the command stops (Ctrl-Z, SIGTTIN, SIGTTOU, SIGSTOP), corral
+ *    saves the command's modes, takes the terminal back, restores the
+ *    modes of the start, and stops its own process group, so the user's
+ *    shell sees its job stopped and prints its prompt;
+ *  - continued in the foreground (`fg`), corral gives the terminal and the
+ *    command's modes back and continues the command's group; continued in
+ *    the background (`bg`), it continues the command without the terminal
+ *    (reading it stops the command again with SIGTTIN, and corral with it),
+ *    and hands it the terminal once the shell brings corral to the
+ *    foreground.
+ *
+ * The stop is noticed by polling: waitid(WSTOPPED | WNOHANG) on the main
+ * process every TTY_POLL_MS of the event loop. The pidfd reports only the
+ * exit, and a SIGCHLD handler, self-pipe or signalfd would take a
+ * process-wide signal from a library host that may run other children and
+ * threads of its own. No signal disposition is touched; the only
+ * process-wide effect is the stop itself. Nothing here runs for a run that
+ * is not interactive.
+ */
+#define TTY_POLL_MS 20
+/* How long a stop sent to corral's group may take to reach this thread. */
+#define TTY_SETTLE_MS 20
+
+struct tty {
+	bool on;         /* an interactive run */
+	bool have_start; /* |start|: the modes when the run began */
+	bool have_cmd;   /* |cmd|: the command's modes when it last stopped */
+	bool bg;         /* corral was continued without the terminal */
+	struct termios start, cmd;
+};
+
+/*
+ * Terminal calls from a process group that may not hold the foreground
+ * raise SIGTTOU unless it is blocked (then the kernel lets them through).
+ */
+static void ttou_block(sigset_t *old)
+{
+	sigset_t s;
+
+	sigemptyset(&s);
+	sigaddset(&s, SIGTTOU);
+	pthread_sigmask(SIG_BLOCK, &s, old);
+}
+
+static bool tty_is_ours(void)
+{
+	return tcgetpgrp(0) == getpgrp();
+}
+
+/*
+ * The terminal back to corral's group, in the modes of the start. TCSANOW:
+ * TCSADRAIN would wait forever on output a command left stopped (^S).
+ */
+static void tty_take(const struct tty *t)
+{
+	sigset_t old;
+
+	ttou_block(&old);
+	tcsetpgrp(0, getpgrp());
+	if (t->have_start)
+		tcsetattr(0, TCSANOW, &t->start);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* The command's modes, then the terminal, to the command's group. */
+static void tty_give(const struct tty *t, pid_t pgid)
+{
+	sigset_t old;
+
+	ttou_block(&old);
+	if (t->have_cmd)
+		tcsetattr(0, TCSANOW, &t->cmd);
+	tcsetpgrp(0, pgid);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/*
+ * Stop corral's process group as the terminal would have stopped it, with
+ * the command's stop signal (the shell then says "Stopped (tty input)" for
+ * SIGTTIN). SIGSTOP becomes SIGTSTP: the kernel discards SIGTSTP, SIGTTIN
+ * and SIGTTOU sent to an orphaned group (no shell left to continue it)
+ * and to a host that ignores them, and the cgroup watchdog, which ignores
+ * every signal it can, must not be stopped. |sig| is unblocked in this
+ * thread so the group stop cannot be left pending; when another thread of
+ * the host takes the signal, the group stop reaches this one during the
+ * wait. Returns once corral runs again, or at once if nothing stopped it.
+ */
+static void tty_stop_self(int sig)
+{
+	struct timespec settle = { 0, TTY_SETTLE_MS * 1000000L };
+	sigset_t one, old;
+
+	if (sig != SIGTTIN && sig != SIGTTOU)
+		sig = SIGTSTP;
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	pthread_sigmask(SIG_UNBLOCK, &one, &old);
+	kill(0, sig);
+	while (nanosleep(&settle, &settle) < 0 && errno == EINTR)
+		;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void tty_begin(struct tty *t)
+{
+	t->on = true;
+	t->have_start = tcgetattr(0, &t->start) == 0;
+}
+
+/* One tick of the event loop: has the command stopped, has corral been brought to the foreground? */
+static void tty_watch(struct tty *t, pid_t pid)
+{
+	siginfo_t si = {};
+
+	if (t->bg && tty_is_ours()) {
+		/* `fg` while the command ran in the background. */
+		tty_give(t, pid);
+		t->bg = false;
+		kill(-pid, SIGCONT);
+	}
+	if (waitid(P_PID, (id_t)pid, &si, WSTOPPED | WNOHANG | __WALL) < 0 || si.si_pid != pid ||
+	    si.si_code != CLD_STOPPED)
+		return;
+	if (!t->bg) {
+		t->have_cmd = tcgetattr(0, &t->cmd) == 0;
+		tty_take(t);
+	}
+	tty_stop_self(si.si_status);
+	t->bg = !tty_is_ours();
+	if (!t->bg)
+		tty_give(t, pid);
+	kill(-pid, SIGCONT);
+}
+
+/*
+ * The run is over: the terminal and the start's modes back, unless corral
+ * runs in the background, where the terminal is the shell's.
+ */
+static void tty_end(const struct tty *t)
+{
+	if (t->on && (!t->bg || tty_is_ours()))
+		tty_take(t);
+}
+
 static int stage_exit_code(int e)
 {
 	return e == ENOENT ? 127 : 126;
@@ -516,7 +698,8 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 	void *stack = MAP_FAILED;
 	double t0, deadline, last_reap = 0;
 	bool interactive = false, timed_out = false, cancelled = false, main_reaped = false;
-	bool want_watchdog = false;
+	struct tty tty = {};
+	bool want_watchdog = false, only_main = false;
 	struct watchdog wd = { .pid = -1, .fd = -1 };
 	struct rusage ru;
 	struct corral_unotify *un = NULL;
@@ -558,6 +741,7 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 	} else if (!opts->capture && isatty(0) && tcgetpgrp(0) == getpgrp()) {
 		/* A person at a terminal: keep job control and Ctrl-C working. */
 		interactive = true;
+		tty_begin(&tty);
 	}
 
 	if (opts->capture) {
@@ -628,6 +812,7 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 
 	t0 = now_ms();
 	deadline = t0 + opts->timeout * 1e3;
+	last_reap = t0; /* nothing of this run can be an orphan yet */
 
 	/*
 	 * Every signal blocked around clone: a host handler must not run in
@@ -677,15 +862,7 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 		pthread_mutex_lock(&g_lock);
 		reg_del(pid);
 		pthread_mutex_unlock(&g_lock);
-		if (interactive) {
-			sigset_t ttou;
-
-			sigemptyset(&ttou);
-			sigaddset(&ttou, SIGTTOU);
-			pthread_sigmask(SIG_BLOCK, &ttou, &old);
-			tcsetpgrp(0, getpgrp());
-			pthread_sigmask(SIG_SETMASK, &old, NULL);
-		}
+		tty_end(&tty);
 		if (rep.stage == STAGE_EXEC) {
 			const char *name = sp->argv[0];
 
@@ -759,6 +936,8 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 		}
 		if (left > ORPHAN_REAP_MS)
 			left = ORPHAN_REAP_MS;
+		if (interactive && left > TTY_POLL_MS)
+			left = TTY_POLL_MS;
 		if (out.fd >= 0) {
 			iout = np;
 			pf[np++] = (struct pollfd){ .fd = out.fd, .events = POLLIN };
@@ -776,7 +955,10 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 			icancel = np;
 			pf[np++] = (struct pollfd){ .fd = opts->cancel_fd, .events = POLLIN };
 		}
-		if (un) {
+		if (un && now - t0 < UNOTIFY_GRACE_MS) {
+			if (left > UNOTIFY_GRACE_MS - (now - t0))
+				left = UNOTIFY_GRACE_MS - (now - t0);
+		} else if (un) {
 			iun = np;
 			nun = corral_unotify_pollfds(un, pf + np);
 			np += nun;
@@ -830,6 +1012,8 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 		}
 		if (exited)
 			break;
+		if (interactive)
+			tty_watch(&tty, pid);
 	}
 
 	/* What the main process wrote before it ended. */
@@ -847,7 +1031,15 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 			kill(pid, SIGKILL);
 	}
 	kill(-pid, SIGKILL);
-	if (sp->run)
+	/*
+	 * With a pids cgroup, one task left is the main process itself (a
+	 * zombie, or killed above and no longer able to fork): nothing else of
+	 * the run exists, so there is nothing to kill and, below, nothing to
+	 * sweep. That saves a /proc walk and a cgroup.procs read per run.
+	 */
+	if (sp->run && sp->confine && sp->confine->cgroup_holds_tree)
+		only_main = corral_cgroup_tasks(sp->run) == 1;
+	if (sp->run && !only_main)
 		corral_cgroup_kill(sp->run);
 	/* Mediated calls still waiting get no answer: their callers are being killed. */
 	corral_unotify_free(un);
@@ -860,18 +1052,11 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 	pthread_mutex_lock(&g_lock);
 	reg_del(pid);
 	pthread_mutex_unlock(&g_lock);
-	if (interactive) {
-		sigset_t ttou;
-
-		sigemptyset(&ttou);
-		sigaddset(&ttou, SIGTTOU);
-		pthread_sigmask(SIG_BLOCK, &ttou, &old);
-		tcsetpgrp(0, getpgrp());
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-	}
+	tty_end(&tty);
 
 	/* Descendants that left the group (setsid, double fork) are ours now. */
-	sweep(pid, &tally);
+	if (!only_main && !no_children())
+		sweep(pid, &tally);
 	watchdog_stop(&wd);
 
 	/* Every writer is gone: read the rest (EAGAIN only if something escaped us). */

@@ -134,20 +134,6 @@ static bool has_any_capability(void)
 	return false;
 }
 
-static int read_cap_last(void)
-{
-	char buf[32] = {};
-	FILE *f = fopen("/proc/sys/kernel/cap_last_cap", "re");
-	int v = 63;
-
-	if (f) {
-		if (fgets(buf, sizeof(buf), f))
-			v = atoi(buf);
-		fclose(f);
-	}
-	return v > 0 && v < 64 ? v : 63;
-}
-
 /* Can |uid|:|gid| (no supplementary groups, no capabilities) write and enter |st|? */
 static bool can_write(const struct stat *st, uid_t uid, gid_t gid)
 {
@@ -172,8 +158,6 @@ int corral_identity_decide(struct corral_sandbox *sb, struct corral_error *err)
 
 	if (fstat(sb->root_fd, &st) < 0)
 		return corral_err(err, CORRAL_E_SETUP, errno, "root %s: %s", sb->root, strerror(errno));
-
-	sb->cap_last = read_cap_last();
 
 	if (geteuid() != 0) {
 		/* Unprivileged: the command runs as we do; --user can only name ourselves. */

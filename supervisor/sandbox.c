@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -33,6 +34,49 @@ static void *count_tasks_thread(void *arg)
 	return NULL;
 }
 
+/*
+ * A count started before any sandbox exists (the CLI starts it first
+ * thing, so the walk overlaps its option parsing too), handed to the
+ * first sandbox that needs the same uid's count.
+ */
+static struct {
+	pthread_mutex_t lock;
+	bool started, claimed;
+	uid_t uid;
+	pthread_t thread;
+	long count;
+} g_prefetch = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void *prefetch_thread(void *arg)
+{
+	g_prefetch.count = corral_count_uid_tasks(g_prefetch.uid); /* read after the join */
+	return NULL;
+}
+
+void corral_nproc_prefetch(uid_t uid)
+{
+	pthread_mutex_lock(&g_prefetch.lock);
+	if (!g_prefetch.started) {
+		g_prefetch.uid = uid;
+		g_prefetch.started = pthread_create(&g_prefetch.thread, NULL, prefetch_thread, NULL) == 0;
+	}
+	pthread_mutex_unlock(&g_prefetch.lock);
+}
+
+static bool prefetch_claim(uid_t uid, pthread_t *thread)
+{
+	bool ok;
+
+	pthread_mutex_lock(&g_prefetch.lock);
+	ok = g_prefetch.started && !g_prefetch.claimed && g_prefetch.uid == uid;
+	if (ok) {
+		g_prefetch.claimed = true;
+		*thread = g_prefetch.thread;
+	}
+	pthread_mutex_unlock(&g_prefetch.lock);
+	return ok;
+}
+
 static long nproc_base(struct corral_sandbox *sb)
 {
 	long v;
@@ -41,6 +85,8 @@ static long nproc_base(struct corral_sandbox *sb)
 	if (sb->nproc_pending) {
 		pthread_join(sb->nproc_thread, NULL);
 		sb->nproc_pending = false;
+		if (sb->nproc_prefetched)
+			sb->nproc_base = g_prefetch.count;
 	}
 	v = sb->nproc_base;
 	pthread_mutex_unlock(&sb->nproc_lock);
@@ -93,6 +139,22 @@ static int finish_posture(struct corral_sandbox *sb, struct corral_error *err)
 		sb->n_dropped++;
 	}
 	return 0;
+}
+
+/* Is |path| /sys or beneath it, as spelled or resolved (unless |canonical| already)? */
+static bool under_sys(const char *path, bool canonical)
+{
+	_cleanup_free_ char *real = canonical ? strdup(path) : realpath(path, NULL);
+
+	for (int i = 0; i < 2; i++) {
+		const char *p = i ? real : path;
+
+		if (!p)
+			return i == 1; /* unresolvable: assume the worst */
+		if (strncmp(p, "/sys", 4) == 0 && (p[4] == '/' || p[4] == '\0'))
+			return true;
+	}
+	return false;
 }
 
 _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_sandbox **out,
@@ -172,7 +234,9 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 	sb->nproc_relative = !(sb->use_cgroups && (sb->cg.dir[CORRAL_CG_PIDS] || sb->cg.v2_pids));
 	if (sb->nproc_relative && sb->policy->limits.processes) {
 		sb->nproc_uid = sb->switch_identity ? sb->uid : getuid();
-		if (pthread_create(&sb->nproc_thread, NULL, count_tasks_thread, sb) == 0)
+		if (prefetch_claim(sb->nproc_uid, &sb->nproc_thread))
+			sb->nproc_pending = sb->nproc_prefetched = true;
+		else if (pthread_create(&sb->nproc_thread, NULL, count_tasks_thread, sb) == 0)
 			sb->nproc_pending = true;
 		else
 			sb->nproc_base = corral_count_uid_tasks(sb->nproc_uid);
@@ -207,6 +271,12 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 	if (r < 0)
 		goto fail;
 	sb->have_bpf = sb->bpf.len > 0;
+	if (sb->use_cgroups && sb->ll && corral_ll_plan_abi(sb->ll) > 0) {
+		sb->cgroup_holds_tree = !under_sys(sb->root, true);
+		for (size_t i = 0; i < sb->policy->fs.read_write.n; i++)
+			if (under_sys(sb->policy->fs.read_write.v[i], false))
+				sb->cgroup_holds_tree = false;
+	}
 	add_supervisor_promises(sb);
 	r = finish_posture(sb, err);
 	if (r < 0)

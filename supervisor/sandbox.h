@@ -51,7 +51,6 @@ struct corral_sandbox {
 	bool drop_caps;       /* drop every capability in the child */
 	uid_t uid;
 	gid_t gid;
-	int cap_last;         /* highest capability number of this kernel */
 
 	struct corral_ll_plan *ll;
 	struct corral_bpf bpf;
@@ -66,10 +65,18 @@ struct corral_sandbox {
 
 	struct corral_cgroup_parents cg;
 	bool use_cgroups;
+	/*
+	 * The command cannot write to cgroupfs (Landlock enforced, and neither
+	 * the root nor a read_write path is /sys or beneath it), so no process
+	 * of a run can move itself out of the run's cgroup: its pids count is
+	 * the whole tree.
+	 */
+	bool cgroup_holds_tree;
 	bool nproc_relative;  /* RLIMIT_NPROC = procs + the uid's task count ... */
 	long nproc_base;      /* ... counted once, when the sandbox is built, */
 	pthread_t nproc_thread; /* ... by this thread, overlapping the rest of the setup */
 	bool nproc_pending;
+	bool nproc_prefetched; /* the thread is corral_nproc_prefetch's */
 	uid_t nproc_uid;
 	pthread_mutex_t nproc_lock;
 	const char *tmp_base; /* where private tmps are made (static string) */
@@ -99,6 +106,13 @@ int corral_env_build(struct corral_sandbox *sb, struct corral_error *err);
 /* envp for one run: the base plus TMPDIR=|tmp| (when non-NULL). Free with free(). */
 char **corral_env_for_run(const struct corral_sandbox *sb, const char *tmp, char **tmpdir_buf);
 
+/*
+ * Start counting |uid|'s tasks now, in a thread, for the first sandbox
+ * built later that needs that count (RLIMIT_NPROC without a pids cgroup).
+ * Once per process; an unclaimed count is simply never read.
+ */
+void corral_nproc_prefetch(uid_t uid);
+
 /* cgroup.c */
 void corral_cgroup_detect(struct corral_cgroup_parents *cg);
 void corral_cgroup_parents_clear(struct corral_cgroup_parents *cg);
@@ -106,6 +120,12 @@ int corral_cgroup_create(const struct corral_sandbox *sb, struct corral_run *run
 			 struct corral_error *err);
 /* Kill every process in the run's cgroups. Returns true when a cgroup did it. */
 bool corral_cgroup_kill(const struct corral_run *run);
+/*
+ * Tasks charged to the run's pids cgroup (zombies count until reaped), or
+ * -1 when the run has none. Nothing of the run leaves it: moving out takes
+ * write access to cgroupfs, which the command never has.
+ */
+long corral_cgroup_tasks(const struct corral_run *run);
 void corral_cgroup_remove(struct corral_run *run);
 void corral_cgroup_kill_and_remove(const struct corral_run *run);
 

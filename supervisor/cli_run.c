@@ -112,9 +112,9 @@ struct supervisor {
 /*
  * In S: errno saved and restored as any handler does (S is the one using
  * it; T is parked). In T: errno is not touched at all, since it is S's
- * errno too and a restore would undo what S wrote meanwhile; kill()
+ * errno too and a restore would undo what S wrote meanwhile; the kill
  * succeeds on S whether it runs or is a zombie (T reaps S only after
- * clearing supervisor_pid), so it writes none. The fence pairs with
+ * clearing supervisor_pid), so syscall() writes none. The fence pairs with
  * run_supervised's: a signal that lands before T knows S's pid is
  * forwarded there instead (Dekker: store, fence, load on both sides).
  */

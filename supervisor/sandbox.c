@@ -53,7 +53,7 @@ static void *prefetch_thread(void *arg)
 	return NULL;
 }
 
-void corral_nproc_prefetch(uid_t uid)
+_public_ void corral_nproc_prefetch(uid_t uid)
 {
 	pthread_mutex_lock(&g_prefetch.lock);
 	if (!g_prefetch.started) {
@@ -234,6 +234,7 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 	sb->nproc_relative = !(sb->use_cgroups && (sb->cg.dir[CORRAL_CG_PIDS] || sb->cg.v2_pids));
 	if (sb->nproc_relative && sb->policy->limits.processes) {
 		sb->nproc_uid = sb->switch_identity ? sb->uid : getuid();
+		sb->nproc_self = getpid(); /* the count skips this process (a prefetch's too: same one) */
 		if (prefetch_claim(sb->nproc_uid, &sb->nproc_thread))
 			sb->nproc_pending = sb->nproc_prefetched = true;
 		else if (pthread_create(&sb->nproc_thread, NULL, count_tasks_thread, sb) == 0)
@@ -368,9 +369,23 @@ static void fill_rlimits(struct corral_sandbox *sb, struct corral_spawn_rlimits 
 
 		if (have > 0)
 			n += (rlim_t)have;
-		/* corral's own threads, when they count against the same uid. */
-		if (getuid() == sb->nproc_uid && stat("/proc/self/task", &st) == 0 && st.st_nlink > 2)
-			n += (rlim_t)st.st_nlink - 2;
+		/*
+		 * corral's own tasks, when they count against the same uid: the
+		 * count left out the process that took it (corral_count_uid_tasks
+		 * skips its caller). That is this process, or, under `corral
+		 * run`'s supervisor process, its parent: then both count.
+		 */
+		if (getuid() == sb->nproc_uid) {
+			if (stat("/proc/self/task", &st) == 0 && st.st_nlink > 2)
+				n += (rlim_t)st.st_nlink - 2;
+			if (sb->nproc_self != getpid()) {
+				char path[64];
+
+				snprintf(path, sizeof(path), "/proc/%d/task", (int)sb->nproc_self);
+				if (stat(path, &st) == 0 && st.st_nlink > 2)
+					n += (rlim_t)st.st_nlink - 2;
+			}
+		}
 		set_rl(rl, RLIMIT_NPROC, n, n);
 	}
 }

@@ -78,6 +78,7 @@ struct corral_sandbox {
 	bool nproc_pending;
 	bool nproc_prefetched; /* the thread is corral_nproc_prefetch's */
 	uid_t nproc_uid;
+	pid_t nproc_self;     /* the process the count left out */
 	pthread_mutex_t nproc_lock;
 	const char *tmp_base; /* where private tmps are made (static string) */
 

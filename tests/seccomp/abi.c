@@ -111,6 +111,13 @@ static int run(enum attempt a, bool filtered, int *fds_gained, long *ret)
 	if (pid == 0) {
 		long r;
 
+		/*
+		 * Where int $0x80 does not work at all (no IA32 emulation, or a
+		 * hypervisor without it) the call faults: the default SIGSEGV
+		 * must end the child, not a sanitizer's handler, which aborts
+		 * instead and opens files in the table we share (CLONE_FILES).
+		 */
+		signal(SIGSEGV, SIG_DFL);
 		if (filtered)
 			sc_child_enter(sc_filter(CORRAL_NET_HOST, 1));
 		if (a == I386_FROM_THREAD) {

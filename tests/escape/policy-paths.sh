@@ -31,6 +31,13 @@ expect_refused "--rw ROOT/d/link" "symlink inside the root" crun --rw "$R/d/link
 ln -s "$R" "$S/alias"
 expect_refused "--rw ALIAS/cachelink (root reached through a host symlink)" "symlink inside the root" \
 	crun --rw "$S/alias/cachelink" -- true
+# the root reached through "..", and through a symlinked directory further up
+mkdir "$S/side"
+expect_refused "--rw SIDE/../ROOTNAME/cachelink (root reached through ..)" "symlink inside the root" \
+	crun --rw "$S/side/../$(basename "$R")/cachelink" -- true
+ln -s "$S" "$S/up"
+expect_refused "--rw UP/ROOTNAME/cachelink (a symlink above the root)" "symlink inside the root" \
+	crun --rw "$S/up/$(basename "$R")/cachelink" -- true
 expect_denied "planted symlink: write outside" crun -c 'echo x > cachelink/planted'
 outside_intact
 # controls: real directories, under the root and outside it

@@ -421,7 +421,7 @@ COST_CENTRES = [
     ("execve of corral and of /bin/true", [r"__x64_sys_execve"]),
     ("page faults (every process)", [r"asm_exc_page_fault"]),
     ("per-run cgroups: mkdir + rmdir", [r"cgroup_mkdir", r"cgroup_rmdir"]),
-    ("per-run cgroups: joining (cgroup.procs)", [r"__cgroup_procs_write", r"__cgroup1_procs_write"]),
+    ("per-run cgroups: joining (tasks on v1, cgroup.procs on v2)", [r"__cgroup_procs_write", r"__cgroup1_procs_write"]),
     ("getdents64 + newfstatat (e.g. /proc scans)", [r"__x64_sys_getdents64", r"__do_sys_newfstatat"]),
     ("private /tmp: mkdir + rmdir (ext4 or tmpfs)", [r"ext4_mkdir", r"ext4_rmdir", r"shmem_mkdir", r"shmem_rmdir"]),
     ("seccomp: loading + JIT of the filter (kernel)", [r"do_seccomp"]),

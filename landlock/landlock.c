@@ -210,7 +210,10 @@ static int beneath_error(const char *field, const char *path, int e, struct corr
 /*
  * Open a path the user named. Under the root (by its spelling, or because
  * a leading part of it leads into the root through a host symlink or a
- * bind mount) the rest is resolved beneath with no symlink followed;
+ * bind mount of the root) the rest is resolved beneath with no symlink
+ * followed. A bind mount of a directory *inside* the root, elsewhere on
+ * the host, is not recognised: ".." from its top leaves the mount, so the
+ * walk never meets the root (docs/threat-model.md);
  * elsewhere it is the host's own path and opened as usual. Returns an
  * O_PATH fd, or -errno with |err| set (ENOENT/ENOTDIR without a message:
  * the caller decides whether a missing path is an error).

@@ -43,6 +43,7 @@ static struct {
 	pthread_mutex_t lock;
 	bool started, claimed;
 	uid_t uid;
+	pid_t pid;
 	pthread_t thread;
 	long count;
 } g_prefetch = { .lock = PTHREAD_MUTEX_INITIALIZER };
@@ -58,6 +59,7 @@ _public_ void corral_nproc_prefetch(uid_t uid)
 	pthread_mutex_lock(&g_prefetch.lock);
 	if (!g_prefetch.started) {
 		g_prefetch.uid = uid;
+		g_prefetch.pid = getpid();
 		g_prefetch.started = pthread_create(&g_prefetch.thread, NULL, prefetch_thread, NULL) == 0;
 	}
 	pthread_mutex_unlock(&g_prefetch.lock);
@@ -68,7 +70,9 @@ static bool prefetch_claim(uid_t uid, pthread_t *thread)
 	bool ok;
 
 	pthread_mutex_lock(&g_prefetch.lock);
-	ok = g_prefetch.started && !g_prefetch.claimed && g_prefetch.uid == uid;
+	/* Not in a fork of the process that started it: the thread is not there. */
+	ok = g_prefetch.started && !g_prefetch.claimed && g_prefetch.uid == uid &&
+	     g_prefetch.pid == getpid();
 	if (ok) {
 		g_prefetch.claimed = true;
 		*thread = g_prefetch.thread;
@@ -272,7 +276,12 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 	if (r < 0)
 		goto fail;
 	sb->have_bpf = sb->bpf.len > 0;
-	if (sb->use_cgroups && sb->ll && corral_ll_plan_abi(sb->ll) > 0) {
+	/*
+	 * Two ways out of a cgroup: a write to cgroupfs (Landlock, and no
+	 * writable path under /sys) and clone3(CLONE_INTO_CGROUP) into any
+	 * cgroup the uid may write (seccomp answers clone3 with ENOSYS).
+	 */
+	if (sb->use_cgroups && sb->have_bpf && sb->ll && corral_ll_plan_abi(sb->ll) > 0) {
 		sb->cgroup_holds_tree = !under_sys(sb->root, true);
 		for (size_t i = 0; i < sb->policy->fs.read_write.n; i++)
 			if (under_sys(sb->policy->fs.read_write.v[i], false))

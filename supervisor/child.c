@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/close_range.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
@@ -371,6 +372,10 @@ _child_ int corral_child_main(void *arg)
 	sigemptyset(&empty);
 	if (c->reset_mask && sigprocmask(SIG_SETMASK, &empty, NULL) < 0)
 		fail(c, STAGE_SIGNALS, errno);
+
+	/* Started pinned to the parent's CPU (engine.c): the command gets the parent's own mask. */
+	if (c->cpus)
+		(void)sched_setaffinity(0, sizeof(*c->cpus), c->cpus);
 
 	if (sb) {
 		int r;

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <sys/resource.h>
 #include <sys/types.h>
@@ -161,6 +162,7 @@ struct corral_child {
 	bool reset_mask;    /* the parent blocked every signal around clone */
 	pid_t parent;
 	const struct corral_spawn_rlimits *rlimits; /* may be NULL */
+	const cpu_set_t *cpus; /* the command's CPU mask, when the child starts pinned; or NULL */
 	/*
 	 * Set by the child just before execve. The child shares the parent's
 	 * memory (CLONE_VM|CLONE_VFORK), so when it ends with neither a report

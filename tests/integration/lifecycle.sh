@@ -174,4 +174,14 @@ fi
 out=$("$C" run --json -- bash -c 'echo a; echo x > /dev/stdout; echo y > /proc/self/fd/1; echo z > /dev/stderr' 2>&1)
 expect_eq "stdio reopen: /dev/stdout, /proc/self/fd/1, /dev/stderr" "0 'a\\nx\\ny\\n' 'z\\n'" \
 	"$(printf '%s' "$out" | $PY -c 'import json,sys; v=json.load(sys.stdin); print(v["exit_status"], repr(v["stdout"]), repr(v["stderr"]))')"
+# CPU affinity: corral starts a run on one CPU, but the command gets the
+# caller's own mask back (the whole mask, or a narrower one it was given).
+host=$(grep Cpus_allowed_list /proc/self/status)
+expect_eq "affinity: the command has the caller's mask" "$host" "$("$C" run -- grep Cpus_allowed_list /proc/self/status)"
+if [ "$(nproc)" -gt 1 ]; then
+	expect_eq "affinity: a caller narrowed to CPU 1 narrows the command" "Cpus_allowed_list:	1" \
+		"$(taskset -c 1 "$C" run -- grep Cpus_allowed_list /proc/self/status)"
+	expect_eq "affinity: children of the command too" "$host" \
+		"$("$C" run -- sh -c 'sleep 0.01; grep Cpus_allowed_list /proc/self/status')"
+fi
 finish

@@ -25,6 +25,8 @@ import sys
 LABELS = {
     "bare": ("bare exec", "/bin/true"),
     "floor": ("static posix_spawn floor", "bench/floor /bin/true"),
+    "mechanism": ("mechanism floor: Landlock, seccomp, rlimits, supervisor clone",
+                  "bench/mechanism $WS PATHS... -- /bin/true"),
     "corral": ("corral", "corral run --root $WS -- /bin/true"),
     "corral-net-host": ("corral --net host", "corral run --root $WS --net host -- /bin/true"),
     "bwrap": ("bubblewrap", "bwrap --ro-bind / / --unshare-net --die-with-parent /bin/true"),
@@ -238,6 +240,7 @@ def ratios_block(d, S):
     r = corral_ratios(S)
     parts = []
     for name, label in (("bare", "bare /bin/true"), ("floor", "the static posix_spawn floor"),
+                        ("mechanism", "the mechanism floor (the same kernel work, no corral code)"),
                         ("bwrap", "bubblewrap"), ("firejail", "firejail"), ("docker", "docker run"),
                         ("corral-docker", "corral's own docker provider")):
         if name in r:

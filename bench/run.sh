@@ -64,7 +64,8 @@ floor=$build/bench/floor
 interleave=$build/bench/interleave
 throughput=$build/bench/throughput
 phases=$build/bench/phases
-for b in "$corral" "$floor" "$interleave" "$throughput" "$phases"; do
+mechanism=$build/bench/mechanism
+for b in "$corral" "$floor" "$interleave" "$throughput" "$phases" "$mechanism"; do
 	[ -x "$b" ] || { echo "run.sh: $b was not built" >&2; exit 1; }
 done
 mkdir -p "$out"
@@ -182,6 +183,13 @@ docker_bin=$(command -v docker || echo docker)
 row bare 1 1 "" /bin/true
 row floor 1 1 "" "$floor" /bin/true
 row corral 1 1 "" "$corral" run --root "$ws" -- /bin/true
+# The kernel work of corral's design alone (bench/mechanism.c): the
+# default policy's read-only paths plus the devices and /proc that
+# landlock/landlock.c adds, the precompiled default seccomp filter.
+mech_paths=()
+[ -z "$policy_why" ] && mapfile -t mech_paths < <(python3 -c 'import json, sys; print("\n".join(json.load(open(sys.argv[1]))["fs"]["read_only"]))' "$work/base.json")
+row mechanism 1 1 "$policy_why" "$mechanism" "$ws" "${mech_paths[@]}" /dev/null /dev/zero /dev/full \
+	/dev/random /dev/urandom /dev/tty /dev/ptmx /dev/pts /proc -- /bin/true
 row corral-net-host 1 1 "" "$corral" run --root "$ws" --net host -- /bin/true
 row bwrap 1 1 "$(need bwrap)" "$bwrap_bin" --ro-bind / / --unshare-net --die-with-parent /bin/true
 row firejail 1 1 "$(need firejail)" "$firejail_bin" --quiet --noprofile --net=none /bin/true

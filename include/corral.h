@@ -229,6 +229,9 @@ struct corral_result {
  * |res|. Returns a negative errno with |err| set when corral itself failed
  * (setup, a child setup stage). Not-found and not-executable commands are
  * reported through res->exec_errno with return 0 (exit codes 127/126).
+ * For the first 5 ms of a run the calling thread is pinned to the CPU it
+ * is on (its own mask is restored after, and the command always gets it):
+ * see docs/threat-model.md.
  */
 int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_exec_opts *opts,
 			struct corral_result *res, struct corral_error *err);

@@ -14,6 +14,9 @@
  *    SIGCHLD to SIG_IGN (which makes the kernel reap them).
  *  - a registry of the runs in flight (main pid and session), so a sweep in
  *    one thread never kills or reaps another run's main process.
+ *  - the calling thread's CPU affinity, narrowed to its current CPU for the
+ *    first PIN_MS of a run and then restored (see "A run starts on one
+ *    CPU" below); the command always gets the thread's own mask.
  *  - interactive runs only (see "Interactive runs" below): the terminal on
  *    fd 0, and, when the command stops, a stop signal to corral's own
  *    process group, so the whole host process stops as a job does.

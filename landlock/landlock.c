@@ -131,7 +131,22 @@ struct plan_root {
 	const char *path; /* canonical */
 	int fd;           /* O_PATH|O_DIRECTORY */
 	struct stat st;
+	/* The root, then the read-write paths opened so far (open_user_path's |within|). */
+	const struct stat *anc;
+	size_t n_anc;
+	/* "/", opened once for every walk, or -1 (each walk opens its own). */
+	int slash;
+	struct stat slash_st;
 };
+
+/* The index of the entry of |anc| that |st| is, or -1. */
+static int anc_index(const struct stat *st, const struct stat *anc, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (st->st_dev == anc[i].st_dev && st->st_ino == anc[i].st_ino)
+			return (int)i;
+	return -1;
+}
 
 /* O_PATH open of |rel| beneath |dirfd|, no symlink (or magic link) followed. */
 static int open_beneath(int dirfd, const char *rel)
@@ -217,20 +232,29 @@ static int beneath_error(const char *field, const char *path, int e, struct corr
  * elsewhere it is the host's own path and opened as usual. Returns an
  * O_PATH fd, or -errno with |err| set (ENOENT/ENOTDIR without a message:
  * the caller decides whether a missing path is an error).
+ *
+ * |within| (may be NULL) receives what the walk learnt of where the object
+ * lies: the index in root->anc of a directory that is the object itself
+ * (a directory) or one of its ancestors (for anything else: of its
+ * parent's), -1 for none, or -2 when the walk cannot tell (a symlink or a
+ * dot component; the caller then walks up from what it opened).
  */
 static int open_user_path(const struct plan_root *root, const char *field, const char *path,
-			  struct corral_error *err)
+			  int *within, struct corral_error *err)
 {
 	_cleanup_free_ char *prefix = NULL;
 	_cleanup_close_ int prev = -1;
 	const char *rel = under_root(path, root->path);
-	int fd;
+	int fd, found = -1;
+	struct stat st;
 
+	if (within)
+		*within = -2;
 	if (rel) {
 		fd = open_beneath(root->fd, rel);
 		if (fd < 0 && fd != -ENOENT && fd != -ENOTDIR)
 			return beneath_error(field, path, -fd, err);
-		return fd;
+		return fd; /* |within| unknown: a read-write path beneath the root may be nearer */
 	}
 	prefix = strdup(path);
 	if (!prefix)
@@ -245,14 +269,24 @@ static int open_user_path(const struct plan_root *root, const char *field, const
 	 * resolved from its full spelling and walked up to "/" (dir_within).
 	 * (Walking every part up to "/" made a policy's paths cost O(depth²)
 	 * calls each: ~0.2 ms per path here.)
+	 *
+	 * The parts walked this way are the object's real ancestors, so each
+	 * is also matched against the read-write paths: that answers
+	 * |within| without a second walk up from the object (~40 calls per
+	 * read-only path, 60 us, before). The walk's own fd is returned: the
+	 * object checked is the object opened.
 	 */
-	prev = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (prev < 0)
-		return corral_err(err, CORRAL_E_SETUP, errno, "%s: /: %s", field, strerror(errno));
-	for (size_t i = 1, start = 1; i <= strlen(path); i++) {
+	if (root->slash >= 0) {
+		st = root->slash_st;
+	} else {
+		prev = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (prev < 0 || fstat(prev, &st) < 0)
+			return corral_err(err, CORRAL_E_SETUP, errno, "%s: /: %s", field, strerror(errno));
+	}
+	found = anc_index(&st, root->anc, root->n_anc);
+	for (size_t i = 1, start = 1, len = strlen(path); i <= len; i++) {
 		_cleanup_close_ int pfd = -1;
-		struct stat st;
-		bool dot;
+		bool dot, last;
 		int w;
 
 		if (path[i] != '/' && path[i] != '\0')
@@ -262,8 +296,10 @@ static int open_user_path(const struct plan_root *root, const char *field, const
 			continue;
 		}
 		prefix[i] = '\0';
+		last = path[i + strspn(path + i, "/")] == '\0';
 		dot = strcmp(prefix + start, ".") == 0 || strcmp(prefix + start, "..") == 0;
-		pfd = dot ? -1 : openat(prev, prefix + start, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		pfd = dot ? -1 :
+			    openat(prev >= 0 ? prev : root->slash, prefix + start, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		if (!dot && pfd >= 0 && fstat(pfd, &st) < 0) {
 			prefix[i] = path[i];
 			break;
@@ -272,6 +308,7 @@ static int open_user_path(const struct plan_root *root, const char *field, const
 			safe_close(pfd);
 			pfd = open(prefix, O_PATH | O_CLOEXEC);
 			prefix[i] = path[i];
+			found = -2; /* reached through a link: its ancestors are not the parts walked */
 			if (pfd < 0 || fstat(pfd, &st) < 0 || !S_ISDIR(st.st_mode))
 				break;
 			w = dir_within(pfd, &root->st, 1);
@@ -279,9 +316,17 @@ static int open_user_path(const struct plan_root *root, const char *field, const
 				return corral_err(err, CORRAL_E_SETUP, -w, "%s: %s: %s", field, path, strerror(-w));
 		} else {
 			prefix[i] = path[i];
+			if (pfd >= 0 && !S_ISDIR(st.st_mode) && last) {
+				/* The object itself, not a link: its parent's ancestry is known. */
+				if (within)
+					*within = found;
+				return TAKE_FD(pfd);
+			}
 			if (pfd < 0 || !S_ISDIR(st.st_mode))
 				break;
 			w = st.st_dev == root->st.st_dev && st.st_ino == root->st.st_ino ? 0 : -1;
+			if (w < 0 && found == -1)
+				found = anc_index(&st, root->anc, root->n_anc); /* a read-write path? */
 		}
 		if (w == 0) {
 			rel = path + i + strspn(path + i, "/");
@@ -293,6 +338,12 @@ static int open_user_path(const struct plan_root *root, const char *field, const
 		safe_close(prev);
 		prev = TAKE_FD(pfd);
 		start = i + 1;
+		if (last) {
+			/* Every part walked, the last a directory: it is the object. */
+			if (within)
+				*within = found;
+			return TAKE_FD(prev);
+		}
 	}
 	fd = open(path, O_PATH | O_CLOEXEC);
 	return fd < 0 ? -errno : fd;
@@ -301,7 +352,7 @@ static int open_user_path(const struct plan_root *root, const char *field, const
 int corral_policy_path_open(const char *root_abs, const char *field, const char *path,
 			    struct corral_error *err)
 {
-	struct plan_root root = { .path = root_abs };
+	struct plan_root root = { .path = root_abs, .slash = -1 };
 	int fd;
 
 	root.fd = open(root_abs, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -311,7 +362,9 @@ int corral_policy_path_open(const char *root_abs, const char *field, const char 
 		return corral_err(err, fd == -ENOENT || fd == -ENOTDIR ? CORRAL_E_NOT_FOUND : CORRAL_E_SETUP,
 				  -fd, "root %s: %s", root_abs, strerror(-fd));
 	}
-	fd = open_user_path(&root, field, path, err);
+	root.anc = &root.st;
+	root.n_anc = 1;
+	fd = open_user_path(&root, field, path, NULL, err);
 	safe_close(root.fd);
 	if (fd == -ENOENT || fd == -ENOTDIR)
 		return corral_err(err, CORRAL_E_NOT_FOUND, -fd, "%s: %s: %s", field, path, strerror(-fd));
@@ -331,7 +384,7 @@ enum path_kind {
  */
 static int plan_path(struct corral_ll_plan *plan, const struct plan_root *root, const char *field,
 		     const char *path, uint64_t want, enum path_kind kind, struct stat *st_out,
-		     int *fd_out, struct corral_error *err)
+		     int *fd_out, int *within, struct corral_error *err)
 {
 	_cleanup_close_ int fd = -1;
 	bool known_dir = false, known_file = false;
@@ -341,8 +394,10 @@ static int plan_path(struct corral_ll_plan *plan, const struct plan_root *root, 
 	if (!path || path[0] != '/')
 		return corral_err(err, CORRAL_E_POLICY, EINVAL, "%s: '%s' is not an absolute path",
 				  field, path ? path : "(null)");
+	if (within)
+		*within = -2;
 	if (kind == PATH_USER) {
-		fd = open_user_path(root, field, path, err);
+		fd = open_user_path(root, field, path, within, err);
 		if (fd < 0 && fd != -ENOENT && fd != -ENOTDIR)
 			return fd;
 	} else if (kind == PATH_OPTIONAL && !st_out) {
@@ -383,7 +438,10 @@ static int plan_path(struct corral_ll_plan *plan, const struct plan_root *root, 
 				  strerror(ENOTDIR));
 	if (st_out)
 		*st_out = st;
-	if (fd_out) {
+	/* A copy for the caller's own walk, unless the walk here already answered it. */
+	if (fd_out && within && *within >= -1) {
+		*fd_out = -1;
+	} else if (fd_out) {
 		*fd_out = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 		if (*fd_out < 0)
 			return corral_err(err, CORRAL_E_SETUP, errno, "%s: %s: %s", field, path,
@@ -405,7 +463,7 @@ static int plan_path(struct corral_ll_plan *plan, const struct plan_root *root, 
  * |anc|: the root, then the read-write paths.
  */
 static int check_not_beneath_writable(const struct corral_policy *p, const struct plan_root *root,
-				      const char *ro, int fd, const struct stat *st,
+				      const char *ro, int fd, const struct stat *st, int within,
 				      const struct stat *anc, size_t n_anc, struct corral_error *err)
 {
 	_cleanup_close_ int parent = -1;
@@ -414,7 +472,9 @@ static int check_not_beneath_writable(const struct corral_policy *p, const struc
 	for (size_t i = 0; i < n_anc; i++)
 		if (st->st_dev == anc[i].st_dev && st->st_ino == anc[i].st_ino)
 			w = (int)i;
-	if (w < 0 && S_ISDIR(st->st_mode)) {
+	if (w < 0 && within >= -1) {
+		w = within; /* open_user_path walked its ancestors down from "/" */
+	} else if (w < 0 && S_ISDIR(st->st_mode)) {
 		w = dir_within(fd, anc, n_anc);
 	} else if (w < 0) {
 		_cleanup_free_ char *dir = strdup(ro);
@@ -426,7 +486,7 @@ static int check_not_beneath_writable(const struct corral_policy *p, const struc
 			slash[1] = '\0';
 		else
 			*slash = '\0';
-		parent = open_user_path(root, "fs.read_only", dir, err);
+		parent = open_user_path(root, "fs.read_only", dir, NULL, err);
 		if (parent < 0)
 			return parent == -ENOENT || parent == -ENOTDIR ?
 				       corral_err(err, CORRAL_E_NOT_FOUND, -parent, "fs.read_only: %s: %s",
@@ -517,7 +577,7 @@ static void plan_promises(const struct corral_policy *p, int abi, struct corral_
 static int plan_paths(struct corral_ll_plan *plan, const struct corral_policy *p,
 		      const char *root_abs, struct corral_error *err)
 {
-	struct plan_root root = { .path = root_abs, .fd = -1 };
+	struct plan_root root = { .path = root_abs, .fd = -1, .slash = -1 };
 	_cleanup_free_ struct stat *anc = NULL;
 	_cleanup_free_ char *canon = NULL;
 	size_t n_anc = 0;
@@ -533,19 +593,29 @@ static int plan_paths(struct corral_ll_plan *plan, const struct corral_policy *p
 	anc = calloc(p->fs.read_write.n + 1, sizeof(*anc));
 	if (!anc)
 		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
-	r = plan_path(plan, &root, "root", root_abs, LL_ALL, PATH_ROOT, &anc[0], &root.fd, err);
+	r = plan_path(plan, &root, "root", root_abs, LL_ALL, PATH_ROOT, &anc[0], &root.fd, NULL, err);
 	if (r < 0)
 		goto out;
 	root.st = anc[n_anc++];
+	root.anc = anc;
+	root.n_anc = n_anc;
+	/* Shared by the walks of the policy's own paths (open_user_path). */
+	if (p->fs.read_write.n || p->fs.read_only.n) {
+		root.slash = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (root.slash < 0 || fstat(root.slash, &root.slash_st) < 0) {
+			r = corral_err(err, CORRAL_E_SETUP, errno, "/: %s", strerror(errno));
+			goto out;
+		}
+	}
 	for (size_t i = 0; i < p->fs.read_write.n; i++) {
 		const char *path = p->fs.read_write.v[i];
 		_cleanup_free_ char *rw_canon = NULL;
 
 		r = plan_path(plan, &root, "fs.read_write", path, LL_ALL, PATH_USER, &anc[n_anc], NULL,
-			      err);
+			      NULL, err);
 		if (r < 0)
 			goto out;
-		n_anc++;
+		root.n_anc = ++n_anc;
 		/* Opened safely above: a symlink planted under the root was refused. */
 		rw_canon = realpath(path, NULL);
 		r = corral_check_not_system("fs.read_write", path, rw_canon, err);
@@ -557,32 +627,35 @@ static int plan_paths(struct corral_ll_plan *plan, const struct corral_policy *p
 		bool dflt = path && corral_is_default_read_only(path);
 		_cleanup_close_ int fd = -1;
 		struct stat st;
+		int within = -2;
 
 		r = plan_path(plan, &root, "fs.read_only", path, LL_READ_EXEC,
-			      dflt ? PATH_OPTIONAL : PATH_USER, dflt ? NULL : &st, dflt ? NULL : &fd, err);
+			      dflt ? PATH_OPTIONAL : PATH_USER, dflt ? NULL : &st, dflt ? NULL : &fd,
+			      dflt ? NULL : &within, err);
 		if (r < 0)
 			goto out;
 		/* Defaults beneath a writable path are subsumed, as the user asked. */
 		if (!dflt) {
-			r = check_not_beneath_writable(p, &root, path, fd, &st, anc, n_anc, err);
+			r = check_not_beneath_writable(p, &root, path, fd, &st, within, anc, n_anc, err);
 			if (r < 0)
 				goto out;
 		}
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(default_devices); i++) {
 		r = plan_path(plan, &root, "device", default_devices[i], LL_DEV_RW, PATH_OPTIONAL, NULL,
-			      NULL, err);
+			      NULL, NULL, err);
 		if (r < 0)
 			goto out;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(default_ttys); i++) {
 		r = plan_path(plan, &root, "terminal", default_ttys[i], LL_TTY, PATH_OPTIONAL, NULL,
-			      NULL, err);
+			      NULL, NULL, err);
 		if (r < 0)
 			goto out;
 	}
-	r = plan_path(plan, &root, "proc", "/proc", LL_PROC, PATH_OPTIONAL, NULL, NULL, err);
+	r = plan_path(plan, &root, "proc", "/proc", LL_PROC, PATH_OPTIONAL, NULL, NULL, NULL, err);
 out:
+	safe_close(root.slash);
 	safe_close(root.fd);
 	return r;
 }

@@ -51,6 +51,31 @@ expect_refused "--ro ROOT/d/../d" "lies within the read-write root" crun --ro "$
 expect_refused "--ro ALIAS/d" "lies within the read-write root" crun --ro "$S/alias/d" -- true
 expect_refused "--ro EXTRA/ok with --rw EXTRA" "lies within the read-write path" \
 	crun --rw "$X" --ro "$X/ok" -- true
+# ... found walking the path down from "/" (directories, nested, a file)
+# or, through a symlink, walking up from what it opened; with controls.
+mkdir -p "$X/sub/deeper" "$S/sibling/sub"
+echo s >"$S/sibling/sub/f"
+chmod -R a+rX "$S/sibling"
+ln -s "$X" "$S/xlink"
+if is_root; then chown -R 65534:65534 "$X"; fi
+expect_refused "--ro EXTRA/sub with --rw EXTRA" "lies within the read-write path $X" \
+	crun --rw "$X" --ro "$X/sub" -- true
+expect_refused "--ro EXTRA/sub/deeper with --rw EXTRA" "lies within the read-write path $X" \
+	crun --rw "$X" --ro "$X/sub/deeper" -- true
+expect_refused "--ro XLINK/sub (a symlink to EXTRA) with --rw EXTRA" "lies within the read-write path $X" \
+	crun --rw "$X" --ro "$S/xlink/sub" -- true
+expect_refused "--ro EXTRA/sub with --rw XLINK" "lies within the read-write path" \
+	crun --rw "$S/xlink" --ro "$X/sub" -- true
+expect_refused "--ro EXTRA/sub/deeper with --rw EXTRA/sub" "lies within the read-write path $X/sub" \
+	crun --rw "$X/sub" --ro "$X/sub/deeper" -- true
+expect_allowed "--ro SIBLING/sub with --rw EXTRA" \
+	crun --rw "$X" --ro "$S/sibling/sub" -c "cat '$S/sibling/sub/f'"
+expect_allowed "--ro SIBLING/sub/f, a file, with --rw EXTRA" \
+	crun --rw "$X" --ro "$S/sibling/sub/f" -c "cat '$S/sibling/sub/f'"
+expect_allowed "--ro EXTRA with --rw EXTRA/sub: the writable path beneath it" \
+	crun --rw "$X/sub" --ro "$X" -c "echo x > '$X/sub/ok2'"
+expect_denied "--ro EXTRA with --rw EXTRA/sub: EXTRA itself stays read-only" \
+	crun --rw "$X/sub" --ro "$X" -c "echo x > '$X/ok3'"
 
 # -- roots and read-write paths that contain system directories
 expect_refused "--root /" "root /: refusing a root that contains system directories (/etc" \

@@ -222,60 +222,28 @@ static int beneath_error(const char *field, const char *path, int e, struct corr
 	}
 }
 
+/* Symbolic links a policy path may pass through (the kernel's own limit). */
+#define USER_PATH_MAX_LINKS 40
+
 /*
- * Open a path the user named. Under the root (by its spelling, or because
- * a leading part of it leads into the root through a host symlink or a
- * bind mount of the root) the rest is resolved beneath with no symlink
- * followed. A bind mount of a directory *inside* the root, elsewhere on
- * the host, is not recognised: ".." from its top leaves the mount, so the
- * walk never meets the root (docs/threat-model.md);
- * elsewhere it is the host's own path and opened as usual. Returns an
- * O_PATH fd, or -errno with |err| set (ENOENT/ENOTDIR without a message:
- * the caller decides whether a missing path is an error).
- *
- * |within| (may be NULL) receives what the walk learnt of where the object
- * lies: the index in root->anc of a directory that is the object itself
- * (a directory) or one of its ancestors (for anything else: of its
- * parent's), -1 for none, or -2 when the walk cannot tell (a symlink or a
- * dot component; the caller then walks up from what it opened).
+ * One walk of |cur| (|path| with the links met so far spliced in) from
+ * "/": returns an fd, -errno, or 1 with *|next| set to the path to walk
+ * instead (a symlink was met: its target took its place).
  */
-static int open_user_path(const struct plan_root *root, const char *field, const char *path,
-			  int *within, struct corral_error *err)
+static int walk_user_path(const struct plan_root *root, const char *field, const char *path,
+			  char *cur, int *within, char **next, struct corral_error *err)
 {
-	_cleanup_free_ char *prefix = NULL;
 	_cleanup_close_ int prev = -1;
-	const char *rel = under_root(path, root->path);
-	int fd, found = -1;
+	const char *rel = under_root(cur, root->path);
+	int fd, found;
 	struct stat st;
 
-	if (within)
-		*within = -2;
 	if (rel) {
 		fd = open_beneath(root->fd, rel);
 		if (fd < 0 && fd != -ENOENT && fd != -ENOTDIR)
 			return beneath_error(field, path, -fd, err);
 		return fd; /* |within| unknown: a read-write path beneath the root may be nearer */
 	}
-	prefix = strdup(path);
-	if (!prefix)
-		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
-	/*
-	 * Each leading part, resolved, is checked for being the root or
-	 * beneath it. Walked one component at a time from the previous part's
-	 * fd: a plain component (no symlink, not "." or "..") is a child of a
-	 * directory already known to be outside the root, so it is beneath
-	 * the root only if it is the root itself — one openat and one fstat.
-	 * A symlink or a dot component can land anywhere: that part is
-	 * resolved from its full spelling and walked up to "/" (dir_within).
-	 * (Walking every part up to "/" made a policy's paths cost O(depth²)
-	 * calls each: ~0.2 ms per path here.)
-	 *
-	 * The parts walked this way are the object's real ancestors, so each
-	 * is also matched against the read-write paths: that answers
-	 * |within| without a second walk up from the object (~40 calls per
-	 * read-only path, 60 us, before). The walk's own fd is returned: the
-	 * object checked is the object opened.
-	 */
 	if (root->slash >= 0) {
 		st = root->slash_st;
 	} else {
@@ -284,69 +252,146 @@ static int open_user_path(const struct plan_root *root, const char *field, const
 			return corral_err(err, CORRAL_E_SETUP, errno, "%s: /: %s", field, strerror(errno));
 	}
 	found = anc_index(&st, root->anc, root->n_anc);
-	for (size_t i = 1, start = 1, len = strlen(path); i <= len; i++) {
+	for (size_t i = 1, start = 1, len = strlen(cur); i <= len; i++) {
 		_cleanup_close_ int pfd = -1;
-		bool dot, last;
-		int w;
+		char c = cur[i], *comp = cur + start;
+		bool last;
 
-		if (path[i] != '/' && path[i] != '\0')
+		if (c != '/' && c != '\0')
 			continue;
-		if (path[i - 1] == '/') {
+		if (cur[i - 1] == '/') {
 			start = i + 1;
 			continue;
 		}
-		prefix[i] = '\0';
-		last = path[i + strspn(path + i, "/")] == '\0';
-		dot = strcmp(prefix + start, ".") == 0 || strcmp(prefix + start, "..") == 0;
-		pfd = dot ? -1 :
-			    openat(prev >= 0 ? prev : root->slash, prefix + start, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		if (!dot && pfd >= 0 && fstat(pfd, &st) < 0) {
-			prefix[i] = path[i];
-			break;
+		last = cur[i + strspn(cur + i, "/")] == '\0';
+		cur[i] = '\0';
+		if (strcmp(comp, ".") == 0) {
+			cur[i] = c;
+			start = i + 1;
+			if (!last)
+				continue;
+			break; /* the object is the directory walked so far */
 		}
-		if (dot || (pfd >= 0 && S_ISLNK(st.st_mode))) {
-			safe_close(pfd);
-			pfd = open(prefix, O_PATH | O_CLOEXEC);
-			prefix[i] = path[i];
-			found = -2; /* reached through a link: its ancestors are not the parts walked */
-			if (pfd < 0 || fstat(pfd, &st) < 0 || !S_ISDIR(st.st_mode))
-				break;
-			w = dir_within(pfd, &root->st, 1);
-			if (w < -1)
-				return corral_err(err, CORRAL_E_SETUP, -w, "%s: %s: %s", field, path, strerror(-w));
+		if (strcmp(comp, "..") == 0) {
+			pfd = openat(prev >= 0 ? prev : root->slash, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+			found = -2; /* went up: the parts walked are no longer all its ancestors */
 		} else {
-			prefix[i] = path[i];
-			if (pfd >= 0 && !S_ISDIR(st.st_mode) && last) {
-				/* The object itself, not a link: its parent's ancestry is known. */
-				if (within)
-					*within = found;
-				return TAKE_FD(pfd);
-			}
-			if (pfd < 0 || !S_ISDIR(st.st_mode))
-				break;
-			w = st.st_dev == root->st.st_dev && st.st_ino == root->st.st_ino ? 0 : -1;
-			if (w < 0 && found == -1)
-				found = anc_index(&st, root->anc, root->n_anc); /* a read-write path? */
+			pfd = openat(prev >= 0 ? prev : root->slash, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		}
-		if (w == 0) {
-			rel = path + i + strspn(path + i, "/");
+		if (pfd < 0 || fstat(pfd, &st) < 0) {
+			fd = -errno;
+			cur[i] = c;
+			if (fd == -ENOENT || fd == -ENOTDIR)
+				return fd;
+			return corral_err(err, CORRAL_E_SETUP, -fd, "%s: %s: %s", field, path, strerror(-fd));
+		}
+		if (S_ISLNK(st.st_mode)) {
+			/*
+			 * Followed by hand: its target takes its place and the walk
+			 * starts again, so a link (outside the root) to a path inside
+			 * it meets the root as a directory and the rest is resolved
+			 * beneath, planted links refused — the kernel following it
+			 * would have followed a link planted there too.
+			 */
+			char target[PATH_MAX];
+			ssize_t n = readlinkat(pfd, "", target, sizeof(target) - 1);
+
+			if (n < 0)
+				return corral_err(err, CORRAL_E_SETUP, errno, "%s: %s: %s", field, path,
+						  strerror(errno));
+			target[n] = '\0';
+			cur[i] = c;
+			comp[0] = '\0'; /* |cur| up to the link's directory, with its '/' */
+			if (asprintf(next, "%s%s%s", target[0] == '/' ? "" : cur, target, cur + i) < 0)
+				return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+			return 1;
+		}
+		cur[i] = c;
+		if (st.st_dev == root->st.st_dev && st.st_ino == root->st.st_ino) {
+			rel = cur + i + strspn(cur + i, "/");
 			fd = open_beneath(pfd, *rel ? rel : ".");
 			if (fd < 0 && fd != -ENOENT && fd != -ENOTDIR)
 				return beneath_error(field, path, -fd, err);
 			return fd;
 		}
+		if (found >= -1) {
+			/* A read-write path? The deepest one found is the one named. */
+			int a = anc_index(&st, root->anc, root->n_anc);
+
+			if (a > 0)
+				found = a;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			if (!last || c == '/')
+				return -ENOTDIR; /* "file/more", or "file/" as the kernel reads it */
+			/* The object itself, not a link: its parent's ancestry is known. */
+			if (within)
+				*within = found;
+			return TAKE_FD(pfd);
+		}
 		safe_close(prev);
 		prev = TAKE_FD(pfd);
 		start = i + 1;
-		if (last) {
-			/* Every part walked, the last a directory: it is the object. */
-			if (within)
-				*within = found;
-			return TAKE_FD(prev);
-		}
+		if (last)
+			break;
 	}
-	fd = open(path, O_PATH | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
+	/* A directory (or "/"): every part walked; it is the object. */
+	if (within)
+		*within = found;
+	if (prev >= 0)
+		return TAKE_FD(prev);
+	fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? corral_err(err, CORRAL_E_SETUP, errno, "%s: /: %s", field, strerror(errno)) : fd;
+}
+
+/*
+ * Open a path the user named. Under the root (by its spelling, or because
+ * a leading part of it, or a symlink met on the way, leads into the root:
+ * a host symlink, or a bind mount of the root) the rest is resolved
+ * beneath with no symlink followed, since a run may have planted one
+ * there. A bind mount of a directory *inside* the root, elsewhere on the
+ * host, is not recognised: ".." from its top leaves the mount, so the walk
+ * never meets the root (docs/threat-model.md); elsewhere it is the host's
+ * own path. Returns an O_PATH fd, or -errno with |err| set (ENOENT/ENOTDIR
+ * without a message: the caller decides whether a missing path is an
+ * error).
+ *
+ * Walked one component at a time from "/" with O_NOFOLLOW: a plain
+ * component is a child of a directory already known to be outside the
+ * root, so it is beneath the root only if it is the root itself — one
+ * openat and one fstat. A symlink is followed by hand (walk_user_path);
+ * ".." goes to the physical parent. (Walking every part up to "/" made a
+ * policy's paths cost O(depth²) calls each: ~0.2 ms per path here.)
+ *
+ * |within| (may be NULL) receives what the walk learnt of where the object
+ * lies: the index in root->anc of a directory that is the object itself
+ * (a directory) or one of its ancestors (for anything else: of its
+ * parent's), -1 for none, or -2 when the walk cannot tell (a ".." or the
+ * root's own subtree; the caller then walks up from what it opened). The
+ * parts walked are the object's real ancestors, which saves a second walk
+ * up from the object (~40 calls per read-only path, 60 us, before); the
+ * walk's own fd is returned: the object checked is the object opened.
+ */
+static int open_user_path(const struct plan_root *root, const char *field, const char *path,
+			  int *within, struct corral_error *err)
+{
+	_cleanup_free_ char *cur = strdup(path);
+
+	if (within)
+		*within = -2;
+	if (!cur)
+		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+	for (int hops = 0;; hops++) {
+		char *next = NULL;
+		int r = walk_user_path(root, field, path, cur, within, &next, err);
+
+		if (r != 1)
+			return r;
+		free(cur);
+		cur = next;
+		if (hops == USER_PATH_MAX_LINKS)
+			return corral_err(err, CORRAL_E_SETUP, ELOOP, "%s: %s: %s", field, path, strerror(ELOOP));
+	}
 }
 
 int corral_policy_path_open(const char *root_abs, const char *field, const char *path,
@@ -477,7 +522,12 @@ static int check_not_beneath_writable(const struct corral_policy *p, const struc
 	} else if (w < 0 && S_ISDIR(st->st_mode)) {
 		w = dir_within(fd, anc, n_anc);
 	} else if (w < 0) {
-		_cleanup_free_ char *dir = strdup(ro);
+		/*
+		 * A non-directory reached through a symlink: where it really
+		 * lies is its target's directory, not the spelled one (a --ro
+		 * link to a file inside a writable path would otherwise pass).
+		 */
+		_cleanup_free_ char *dir = realpath(ro, NULL);
 		char *slash = dir ? strrchr(dir, '/') : NULL;
 
 		if (!slash)

@@ -38,6 +38,22 @@ expect_refused "--rw SIDE/../ROOTNAME/cachelink (root reached through ..)" "syml
 ln -s "$S" "$S/up"
 expect_refused "--rw UP/ROOTNAME/cachelink (a symlink above the root)" "symlink inside the root" \
 	crun --rw "$S/up/$(basename "$R")/cachelink" -- true
+# a host symlink (outside the root) that leads to a planted one inside it:
+# followed by hand, it meets the root, and the planted link is refused
+ln -s "$R/cachelink" "$S/to-planted"
+ln -s "$(basename "$R")/d" "$S/rel-to-d"
+expect_refused "--ro HOSTLINK -> ROOT/cachelink (a planted link behind a host link)" "symlink inside the root" \
+	crun --ro "$S/to-planted" -c "cat '$O/secret'"
+expect_refused "--ro RELLINK/link (relative host link into the root, then a planted link)" "symlink inside the root" \
+	crun --ro "$S/rel-to-d/link" -c "cat '$O/secret'"
+expect_refused "--rw HOSTLINK -> ROOT/cachelink" "symlink inside the root" \
+	crun --rw "$S/to-planted" -c 'echo x > cachelink/planted'
+ln -s loop2 "$S/loop1"
+ln -s loop1 "$S/loop2"
+expect_refused "--ro a symlink loop" "Too many levels of symbolic links" crun --ro "$S/loop1" -- true
+ln -s "$O/secret" "$S/to-secret"
+expect_allowed "--ro HOSTLINK -> a file outside the root" crun --ro "$S/to-secret" -c "cat '$O/secret'"
+expect_allowed "--rw RELLINK, a host link to a real directory in the root" crun --rw "$S/rel-to-d" -c 'echo x > d/ok-rel'
 expect_denied "planted symlink: write outside" crun -c 'echo x > cachelink/planted'
 outside_intact
 # controls: real directories, under the root and outside it
@@ -68,6 +84,14 @@ expect_refused "--ro EXTRA/sub with --rw XLINK" "lies within the read-write path
 	crun --rw "$S/xlink" --ro "$X/sub" -- true
 expect_refused "--ro EXTRA/sub/deeper with --rw EXTRA/sub" "lies within the read-write path $X/sub" \
 	crun --rw "$X/sub" --ro "$X/sub/deeper" -- true
+echo f >"$X/sub/file"
+if is_root; then chown 65534:65534 "$X/sub/file"; fi
+ln -s "$X/sub/file" "$S/to-xfile"
+ln -s "$R/d" "$S/to-rd"
+expect_refused "--ro a host link to a file in EXTRA, with --rw EXTRA" "lies within the read-write path $X" \
+	crun --rw "$X" --ro "$S/to-xfile" -c "echo pwned > '$S/to-xfile'"
+expect_refused "--ro a host link to a directory in the root" "lies within the read-write root" \
+	crun --ro "$S/to-rd" -- true
 expect_allowed "--ro SIBLING/sub with --rw EXTRA" \
 	crun --rw "$X" --ro "$S/sibling/sub" -c "cat '$S/sibling/sub/f'"
 expect_allowed "--ro SIBLING/sub/f, a file, with --rw EXTRA" \

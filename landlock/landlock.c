@@ -12,7 +12,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
+
+#ifndef PROC_SUPER_MAGIC
+#define PROC_SUPER_MAGIC 0x9fa0
+#endif
 
 #include "internal/openat2.h"
 #include "internal/util.h"
@@ -131,9 +136,10 @@ struct plan_root {
 	const char *path; /* canonical */
 	int fd;           /* O_PATH|O_DIRECTORY */
 	struct stat st;
-	/* The root, then the read-write paths opened so far (open_user_path's |within|). */
+	/* The root, then the read-write paths opened so far (anc[i] is rw[i - 1]). */
 	const struct stat *anc;
 	size_t n_anc;
+	char *const *rw;
 	/* "/", opened once for every walk, or -1 (each walk opens its own). */
 	int slash;
 	struct stat slash_st;
@@ -201,14 +207,23 @@ static const char *under_root(const char *path, const char *root)
 	return *path ? path : ".";
 }
 
-static int beneath_error(const char *field, const char *path, int e, struct corral_error *err)
+/* |rw|: the read-write path the path lies beneath, or NULL for the root. */
+static int beneath_error(const char *field, const char *path, const char *rw, int e,
+			 struct corral_error *err)
 {
 	switch (e) {
 	case ELOOP:
+		if (rw)
+			return corral_err(err, CORRAL_E_ESCAPE, e,
+					  "%s: %s: a symlink inside the read-write path %s is not followed (a run could have planted it); name its target instead",
+					  field, path, rw);
 		return corral_err(err, CORRAL_E_ESCAPE, e,
 				  "%s: %s: a symlink inside the root is not followed (the sandboxed command could have planted it); name its target instead",
 				  field, path);
 	case EXDEV:
+		if (rw)
+			return corral_err(err, CORRAL_E_ESCAPE, e, "%s: %s: escapes the read-write path %s",
+					  field, path, rw);
 		return corral_err(err, CORRAL_E_ESCAPE, e, "%s: %s: escapes the root", field, path);
 	case ENOSYS:
 		return corral_err(err, CORRAL_E_UNSUPPORTED, e,
@@ -241,7 +256,7 @@ static int walk_user_path(const struct plan_root *root, const char *field, const
 	if (rel) {
 		fd = open_beneath(root->fd, rel);
 		if (fd < 0 && fd != -ENOENT && fd != -ENOTDIR)
-			return beneath_error(field, path, -fd, err);
+			return beneath_error(field, path, NULL, -fd, err);
 		return fd; /* |within| unknown: a read-write path beneath the root may be nearer */
 	}
 	if (root->slash >= 0) {
@@ -251,11 +266,14 @@ static int walk_user_path(const struct plan_root *root, const char *field, const
 		if (prev < 0 || fstat(prev, &st) < 0)
 			return corral_err(err, CORRAL_E_SETUP, errno, "%s: /: %s", field, strerror(errno));
 	}
-	found = anc_index(&st, root->anc, root->n_anc);
+	/* "/" itself a read-write path or the root is refused before (corral_check_not_system). */
+	found = anc_index(&st, root->anc, root->n_anc) >= 0 ? -2 : -1;
 	for (size_t i = 1, start = 1, len = strlen(cur); i <= len; i++) {
 		_cleanup_close_ int pfd = -1;
 		char c = cur[i], *comp = cur + start;
-		bool last;
+		bool last, magic = false;
+		struct statfs sfs;
+		int w;
 
 		if (c != '/' && c != '\0')
 			continue;
@@ -285,7 +303,26 @@ static int walk_user_path(const struct plan_root *root, const char *field, const
 				return fd;
 			return corral_err(err, CORRAL_E_SETUP, -fd, "%s: %s: %s", field, path, strerror(-fd));
 		}
-		if (S_ISLNK(st.st_mode)) {
+		if (S_ISLNK(st.st_mode) && fstatfs(pfd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC) {
+			/*
+			 * A /proc magic link (/proc/PID/root, .../cwd, .../fd/N)
+			 * names an object, not a path: its text is no path to
+			 * follow. The kernel follows it; where it led is then
+			 * found by walking up from it (below).
+			 */
+			safe_close(pfd);
+			pfd = openat(prev >= 0 ? prev : root->slash, comp, O_PATH | O_CLOEXEC);
+			if (pfd < 0 || fstat(pfd, &st) < 0) {
+				fd = -errno;
+				cur[i] = c;
+				if (fd == -ENOENT || fd == -ENOTDIR)
+					return fd;
+				return corral_err(err, CORRAL_E_SETUP, -fd, "%s: %s: %s", field, path,
+						  strerror(-fd));
+			}
+			found = -2;
+			magic = true;
+		} else if (S_ISLNK(st.st_mode)) {
 			/*
 			 * Followed by hand: its target takes its place and the walk
 			 * starts again, so a link (outside the root) to a path inside
@@ -307,26 +344,43 @@ static int walk_user_path(const struct plan_root *root, const char *field, const
 			return 1;
 		}
 		cur[i] = c;
-		if (st.st_dev == root->st.st_dev && st.st_ino == root->st.st_ino) {
+		/*
+		 * The root, or a read-write path (as writable by the command as
+		 * the root): the rest is opened beneath it, no symlink followed.
+		 * A plain component's parent is known to be outside both, so
+		 * only the component itself can be one; what a magic link led
+		 * to is walked up from.
+		 */
+		w = -1;
+		if (S_ISDIR(st.st_mode)) {
+			w = magic ? dir_within(pfd, root->anc, root->n_anc) : anc_index(&st, root->anc, root->n_anc);
+			if (w < -1)
+				return corral_err(err, CORRAL_E_SETUP, -w, "%s: %s: %s", field, path, strerror(-w));
+		}
+		if (w >= 0) {
 			rel = cur + i + strspn(cur + i, "/");
 			fd = open_beneath(pfd, *rel ? rel : ".");
 			if (fd < 0 && fd != -ENOENT && fd != -ENOTDIR)
-				return beneath_error(field, path, -fd, err);
-			return fd;
-		}
-		if (found >= -1) {
-			/* A read-write path? The deepest one found is the one named. */
-			int a = anc_index(&st, root->anc, root->n_anc);
-
-			if (a > 0)
-				found = a;
+				return beneath_error(field, path, w > 0 ? root->rw[w - 1] : NULL, -fd, err);
+			return fd; /* |within| unknown: a nearer read-write path may lie beneath */
 		}
 		if (!S_ISDIR(st.st_mode)) {
 			if (!last || c == '/')
 				return -ENOTDIR; /* "file/more", or "file/" as the kernel reads it */
-			/* The object itself, not a link: its parent's ancestry is known. */
+			/*
+			 * The object itself. Its parent is the directory walked so
+			 * far: known not to be the root or a read-write path, nor
+			 * beneath one unless a ".." came on the way; then, or after
+			 * a magic link (whose directory is not its parent), the
+			 * caller finds out.
+			 */
+			w = magic ? -2 : -1;
+			if (!magic && found == -2)
+				w = dir_within(prev >= 0 ? prev : root->slash, root->anc, root->n_anc);
+			if (w < -2)
+				return corral_err(err, CORRAL_E_SETUP, -w, "%s: %s: %s", field, path, strerror(-w));
 			if (within)
-				*within = found;
+				*within = w;
 			return TAKE_FD(pfd);
 		}
 		safe_close(prev);
@@ -335,9 +389,13 @@ static int walk_user_path(const struct plan_root *root, const char *field, const
 		if (last)
 			break;
 	}
-	/* A directory (or "/"): every part walked; it is the object. */
+	/*
+	 * A directory (or "/"): every part walked; it is the object, and none
+	 * of the parts is the root or a read-write path — unless a ".." or a
+	 * magic link came on the way (-2: the caller walks up from it).
+	 */
 	if (within)
-		*within = found;
+		*within = found == -2 ? -2 : -1;
 	if (prev >= 0)
 		return TAKE_FD(prev);
 	fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -523,12 +581,17 @@ static int check_not_beneath_writable(const struct corral_policy *p, const struc
 		w = dir_within(fd, anc, n_anc);
 	} else if (w < 0) {
 		/*
-		 * A non-directory reached through a symlink: where it really
-		 * lies is its target's directory, not the spelled one (a --ro
-		 * link to a file inside a writable path would otherwise pass).
+		 * A non-directory whose parent the walk could not tell (beneath
+		 * the root or a read-write path, or reached through a /proc
+		 * magic link): the directory its real path names, else the one
+		 * spelled.
 		 */
 		_cleanup_free_ char *dir = realpath(ro, NULL);
-		char *slash = dir ? strrchr(dir, '/') : NULL;
+		char *slash;
+
+		if (!dir)
+			dir = strdup(ro);
+		slash = dir ? strrchr(dir, '/') : NULL;
 
 		if (!slash)
 			return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
@@ -649,6 +712,7 @@ static int plan_paths(struct corral_ll_plan *plan, const struct corral_policy *p
 	root.st = anc[n_anc++];
 	root.anc = anc;
 	root.n_anc = n_anc;
+	root.rw = p->fs.read_write.v;
 	/* Shared by the walks of the policy's own paths (open_user_path). */
 	if (p->fs.read_write.n || p->fs.read_only.n) {
 		root.slash = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);

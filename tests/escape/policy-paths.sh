@@ -48,6 +48,35 @@ expect_refused "--ro RELLINK/link (relative host link into the root, then a plan
 	crun --ro "$S/rel-to-d/link" -c "cat '$O/secret'"
 expect_refused "--rw HOSTLINK -> ROOT/cachelink" "symlink inside the root" \
 	crun --rw "$S/to-planted" -c 'echo x > cachelink/planted'
+# a link planted inside a read-write path: refused the same way within one policy
+expect_allowed "plant a link inside EXTRA" crun --rw "$X" -- ln -s "$O" "$X/planted"
+expect_refused "--rw EXTRA --rw EXTRA/planted" "symlink inside the read-write path $X" \
+	crun --rw "$X" --rw "$X/planted" -c "echo x > '$O/planted-rw'"
+expect_refused "--rw EXTRA --ro EXTRA/planted" "symlink inside the read-write path $X" \
+	crun --rw "$X" --ro "$X/planted" -c "cat '$O/secret'"
+rm -f "$X/planted"
+# a /proc magic link names an object, not its text: a directory whose
+# name is gone is still the directory, and (as root) another mount
+# namespace's directory is not the host's of the same name
+mkdir "$S/gone"
+chmod 777 "$S/gone"
+(cd "$S/gone" && exec sleep 30) &
+gone_pid=$!
+sleep 0.2
+rmdir "$S/gone"
+expect_allowed "--ro /proc/PID/cwd, a removed directory (magic link)" crun --ro "/proc/$gone_pid/cwd" -- true
+kill $gone_pid 2>/dev/null
+if is_root && command -v unshare >/dev/null; then
+	mkdir -p "$S/ns"
+	chmod 777 "$S/ns"
+	unshare -m --propagation private sh -c "mount -t tmpfs t '$S/ns' && chmod 777 '$S/ns' && exec sleep 30" &
+	ns_pid=$!
+	for i in $(seq 50); do grep -q " $S/ns " "/proc/$ns_pid/mounts" 2>/dev/null && break; sleep 0.05; done
+	expect_denied "--rw /proc/PID/root/NS: the host's directory of that name stays read-only" \
+		crun --rw "/proc/$ns_pid/root$S/ns" -c "echo x > '$S/ns/host-file'"
+	[ ! -e "$S/ns/host-file" ] && ok "the host's $S/ns untouched" || bad "the host's $S/ns was written"
+	kill $ns_pid 2>/dev/null
+fi
 ln -s loop2 "$S/loop1"
 ln -s loop1 "$S/loop2"
 expect_refused "--ro a symlink loop" "Too many levels of symbolic links" crun --ro "$S/loop1" -- true

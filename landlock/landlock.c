@@ -721,15 +721,46 @@ static int plan_paths(struct corral_ll_plan *plan, const struct corral_policy *p
 			goto out;
 		}
 	}
+	/*
+	 * The read-write paths, twice: first where each leads (beneath the
+	 * root where it leads there), then each opened for good with all of
+	 * them known, so one that leads into another (listed before or after
+	 * it) is opened beneath that one and a link planted there is refused.
+	 */
+	for (size_t i = 0; i < p->fs.read_write.n; i++) {
+		const char *path = p->fs.read_write.v[i];
+		int fd = open_user_path(&root, "fs.read_write", path, NULL, err);
+
+		if (fd == -ENOENT || fd == -ENOTDIR) {
+			r = corral_err(err, CORRAL_E_NOT_FOUND, -fd, "fs.read_write: %s: %s", path, strerror(-fd));
+			goto out;
+		}
+		if (fd < 0) {
+			r = fd;
+			goto out;
+		}
+		r = fstat(fd, &anc[1 + i]) < 0 ? -errno : 0;
+		safe_close(fd);
+		if (r < 0) {
+			r = corral_err(err, CORRAL_E_SETUP, -r, "fs.read_write: %s: %s", path, strerror(-r));
+			goto out;
+		}
+	}
+	root.n_anc = 1 + p->fs.read_write.n;
 	for (size_t i = 0; i < p->fs.read_write.n; i++) {
 		const char *path = p->fs.read_write.v[i];
 		_cleanup_free_ char *rw_canon = NULL;
+		struct stat st;
 
-		r = plan_path(plan, &root, "fs.read_write", path, LL_ALL, PATH_USER, &anc[n_anc], NULL,
-			      NULL, err);
+		r = plan_path(plan, &root, "fs.read_write", path, LL_ALL, PATH_USER, &st, NULL, NULL, err);
 		if (r < 0)
 			goto out;
-		root.n_anc = ++n_anc;
+		if (st.st_dev != anc[1 + i].st_dev || st.st_ino != anc[1 + i].st_ino) {
+			r = corral_err(err, CORRAL_E_SETUP, EAGAIN, "fs.read_write: %s: changed while being opened",
+				       path);
+			goto out;
+		}
+		n_anc++;
 		/* Opened safely above: a symlink planted under the root was refused. */
 		rw_canon = realpath(path, NULL);
 		r = corral_check_not_system("fs.read_write", path, rw_canon, err);

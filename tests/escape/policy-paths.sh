@@ -54,6 +54,12 @@ expect_refused "--rw EXTRA --rw EXTRA/planted" "symlink inside the read-write pa
 	crun --rw "$X" --rw "$X/planted" -c "echo x > '$O/planted-rw'"
 expect_refused "--rw EXTRA --ro EXTRA/planted" "symlink inside the read-write path $X" \
 	crun --rw "$X" --ro "$X/planted" -c "cat '$O/secret'"
+expect_refused "--rw EXTRA/planted --rw EXTRA (the other order)" "symlink inside the read-write path $X" \
+	crun --rw "$X/planted" --rw "$X" -c "echo x > '$O/planted-rw'"
+mkdir -p "$X/nest"
+if is_root; then chown 65534:65534 "$X/nest"; fi
+expect_allowed "--rw EXTRA/nest --rw EXTRA, nested the other way round" \
+	crun --rw "$X/nest" --rw "$X" -c "echo x > '$X/nest/ok4' && echo y > '$X/ok5'"
 rm -f "$X/planted"
 # a /proc magic link names an object, not its text: a directory whose
 # name is gone is still the directory, and (as root) another mount

@@ -42,14 +42,16 @@ void corral_ll_plan_free(struct corral_ll_plan *plan);
 
 /*
  * Open a path the policy names (fs.read_write, fs.read_only) as the plan
- * does: under the canonical |root_abs| — as spelled, or reached through a
- * host symlink or bind mount — resolved beneath the root with no symlink
- * followed (an earlier run may have planted one); elsewhere as usual.
- * Returns an O_PATH|O_CLOEXEC fd, or -errno with |err| naming |field| and
- * |path|. The docker provider checks its bind mounts with it.
+ * does: beneath the canonical |root_abs| or one of the |n_rw| read-write
+ * paths |rw| — however the path leads there: as spelled, through a host
+ * symlink, "..", a bind mount of the root or a /proc magic link — no
+ * symlink is followed (an earlier run may have planted one); elsewhere
+ * symlinks are followed. Returns an O_PATH|O_CLOEXEC fd, or -errno with
+ * |err| naming |field| and |path|. The docker provider checks its bind
+ * mounts with it.
  */
-int corral_policy_path_open(const char *root_abs, const char *field, const char *path,
-			    struct corral_error *err);
+int corral_policy_path_open(const char *root_abs, char *const *rw, size_t n_rw, const char *field,
+			    const char *path, struct corral_error *err);
 
 /* The ABI the plan was built for (0: Landlock unavailable; nothing to apply). */
 int corral_ll_plan_abi(const struct corral_ll_plan *plan);

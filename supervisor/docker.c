@@ -212,13 +212,14 @@ static int refuse_socket(const char *key, const char *path, const char *sock, st
 
 /*
  * |root_abs| NULL: |path| is the root itself. Otherwise a path under the
- * root must not go through a symlink there (the daemon would follow one a
- * previous run planted and mount its target). The daemon resolves the path
+ * root or one of the read-write paths |rw| must not go through a symlink
+ * there (the daemon would follow one a previous run planted and mount its
+ * target). The daemon resolves the path
  * again when it mounts: a run racing this one in the same root could still
  * swap a directory for a symlink in between (docs/providers.md).
  */
-static int check_path(const char *key, const char *path, const char *root_abs, const char *sock,
-		      struct corral_error *err)
+static int check_path(const char *key, const char *path, const char *root_abs,
+		      const struct corral_strv *rw, const char *sock, struct corral_error *err)
 {
 	struct stat st;
 
@@ -226,7 +227,7 @@ static int check_path(const char *key, const char *path, const char *root_abs, c
 		return corral_err(err, CORRAL_E_POLICY, EINVAL, "%s: %s: the docker provider needs an absolute path",
 				  key, path);
 	if (root_abs) {
-		int fd = corral_policy_path_open(root_abs, key, path, err);
+		int fd = corral_policy_path_open(root_abs, rw->v, rw->n, key, path, err);
 
 		if (fd < 0)
 			return fd;
@@ -387,11 +388,12 @@ int corral_docker_plan(const struct corral_policy *p, const char *root_abs, cons
 					  "docker.cpus: %g exceeds the %ld CPUs of this host", p->docker.cpus, ncpu);
 	}
 
-	r = check_path("root", root_abs, NULL, h->sock, err);
+	r = check_path("root", root_abs, NULL, NULL, h->sock, err);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < p->fs.read_write.n; i++) {
-		r = check_path("fs.read_write", p->fs.read_write.v[i], root_abs, h->sock, err);
+		r = check_path("fs.read_write", p->fs.read_write.v[i], root_abs, &p->fs.read_write, h->sock,
+			       err);
 		if (r < 0)
 			return r;
 	}
@@ -399,7 +401,8 @@ int corral_docker_plan(const struct corral_policy *p, const char *root_abs, cons
 		/* The image brings its own system; only the caller's extra paths are mounted. */
 		if (corral_is_default_read_only(p->fs.read_only.v[i]))
 			continue;
-		r = check_path("fs.read_only", p->fs.read_only.v[i], root_abs, h->sock, err);
+		r = check_path("fs.read_only", p->fs.read_only.v[i], root_abs, &p->fs.read_write, h->sock,
+			       err);
 		if (r < 0)
 			return r;
 	}

@@ -83,6 +83,35 @@ if is_root && command -v unshare >/dev/null; then
 	[ ! -e "$S/ns/host-file" ] && ok "the host's $S/ns untouched" || bad "the host's $S/ns was written"
 	kill $ns_pid 2>/dev/null
 fi
+# ".." out of the root or a read-write path is the user's own spelling, not
+# an escape: `--ro ../shared` from the root works (with controls above)
+mkdir -p "$S/shared"
+echo shared >"$S/shared/f"
+chmod -R a+rX "$S/shared"
+expect_allowed "--ro ../shared from the root (root = current directory)" \
+	sh -c "cd '$R' && '$C' run --ro ../shared -- cat '$S/shared/f'"
+expect_allowed "--rw EXTRA --ro EXTRA/../shared" crun --rw "$X" --ro "$X/../shared" -- cat "$S/shared/f"
+expect_refused "--ro ROOT/d/.. (the root again)" "lies within the read-write root" crun --ro "$R/d/.." -- true
+# a file reached through a /proc magic link (stdin): judged by its real path
+echo f >"$R/stdin-file"
+expect_refused "--ro /dev/stdin, a file in the root" "lies within the read-write root" \
+	sh -c "'$C' run --root '$R' --ro /dev/stdin -- true < '$R/stdin-file'"
+expect_allowed "--ro /dev/stdin, a file outside" sh -c "'$C' run --root '$R' --ro /dev/stdin -- true < '$S/shared/f'"
+echo g >"$R/gone-file"
+ln -f "$R/gone-file" "$R/gone-link"
+exec 5<"$R/gone-file"
+rm "$R/gone-file"
+expect_refused "--ro /dev/stdin, a removed file (its other name in the root)" "whose place cannot be told" \
+	sh -c "'$C' run --root '$R' --ro /dev/stdin -- true <&5"
+exec 5<&-
+rm -f "$R/gone-link" "$R/stdin-file"
+# the docker provider checks its bind mounts the same way (before any daemon)
+if command -v docker >/dev/null; then
+	ln -s "$O" "$X/planted-d"
+	expect_refused "docker: --rw EXTRA --ro EXTRA/planted" "symlink inside the read-write path $X" \
+		crun --provider docker --image corral-none --rw "$X" --ro "$X/planted-d" -- true
+	rm -f "$X/planted-d"
+fi
 ln -s loop2 "$S/loop1"
 ln -s loop1 "$S/loop2"
 expect_refused "--ro a symlink loop" "Too many levels of symbolic links" crun --ro "$S/loop1" -- true

@@ -337,14 +337,25 @@ static int walk_user_path(const struct plan_root *root, const char *field, const
 				return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
 			return 1;
 		} else if (dotdot) {
-			if (in >= 0 && depth > 0) {
-				depth--;
-			} else {
-				/* Left a tree's top, or moved up outside: where is it now? */
-				in = dir_within(pfd, root->anc, root->n_anc, &depth, &e);
-				if (e)
-					return corral_err(err, CORRAL_E_SETUP, e, "%s: %s: %s", field, path, strerror(e));
-			}
+			/*
+			 * Where the parent really is, walking up from it: a run of
+			 * the same root may be moving directories right now, so a
+			 * count of levels is not enough. Inside a tree, one level
+			 * up must still be in that tree, one level nearer its top;
+			 * anything else is refused, as openat2's RESOLVE_BENEATH
+			 * refuses a ".." it cannot prove.
+			 */
+			unsigned up;
+			int w = dir_within(pfd, root->anc, root->n_anc, &up, &e);
+
+			if (e)
+				return corral_err(err, CORRAL_E_SETUP, e, "%s: %s: %s", field, path, strerror(e));
+			if (in >= 0 && depth > 0 && (w != in || up != depth - 1))
+				return corral_err(err, CORRAL_E_SETUP, EAGAIN,
+						  "%s: %s: a directory on the way moved while it was resolved; try again",
+						  field, path);
+			in = w;
+			depth = up;
 		} else if (S_ISDIR(st.st_mode)) {
 			/* A tree's top (nested read-write paths: the innermost is named)? */
 			int a = anc_index(&st, root->anc, root->n_anc);
@@ -364,8 +375,12 @@ static int walk_user_path(const struct plan_root *root, const char *field, const
 			 * in tree |in|; what a magic link led to has no such
 			 * parent (its directory is /proc's).
 			 */
-			if (within)
-				*within = magic ? WITHIN_MAGIC : in;
+			if (within) {
+				/* A file that is itself a read-write path is in it. */
+				int a = anc_index(&st, root->anc, root->n_anc);
+
+				*within = a >= 0 ? a : magic ? WITHIN_MAGIC : in;
+			}
 			return TAKE_FD(pfd);
 		}
 		safe_close(prev);

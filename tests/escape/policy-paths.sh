@@ -112,6 +112,36 @@ if command -v docker >/dev/null; then
 		crun --provider docker --image corral-none --rw "$X" --ro "$X/planted-d" -- true
 	rm -f "$X/planted-d"
 fi
+# a --ro naming a file that is itself a read-write path stays writable: refused
+echo w >"$S/rwfile"
+chmod 666 "$S/rwfile"
+expect_refused "--rw FILE --ro FILE" "lies within the read-write path $S/rwfile" \
+	crun --rw "$S/rwfile" --ro "$S/rwfile" -c "echo x >> '$S/rwfile'"
+# ".." in the root while another run of the same root moves directories:
+# every ".." is checked where it really landed (the walk may refuse, never
+# land outside)
+mkdir -p "$R/ra/rb" "$R/rx" "$S/rx"
+chmod 777 "$S/rx"
+if is_root; then chown -R 65534:65534 "$R/ra" "$R/rx"; fi
+crun --timeout 20 -- python3 -c "
+import os, time
+end = time.time() + 15
+while time.time() < end and not os.path.exists('stop-mover'):
+    try:
+        os.rename('ra/rb', 'rbb'); os.rename('rbb', 'ra/rb')
+    except OSError:
+        pass" &
+mover=$!
+sleep 0.5
+for i in $(seq 30); do
+	crun --rw "$R/ra/rb/../../rx" -c "touch '$S/rx/escaped' 2>/dev/null" >/dev/null 2>&1
+done
+touch "$R/stop-mover"
+wait $mover 2>/dev/null
+[ ! -e "$S/rx/escaped" ] && ok "'..' raced by a concurrent run: never landed outside the root" ||
+	bad "'..' raced by a concurrent run: a --rw rule landed outside the root"
+rm -f "$R/stop-mover"
+expect_allowed "--rw ROOT/ra/rb/../../rx, no race" crun --rw "$R/ra/rb/../../rx" -c "touch '$R/rx/ok'"
 ln -s loop2 "$S/loop1"
 ln -s loop1 "$S/loop2"
 expect_refused "--ro a symlink loop" "Too many levels of symbolic links" crun --ro "$S/loop1" -- true

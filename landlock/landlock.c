@@ -239,14 +239,30 @@ static int beneath_error(const char *field, const char *path, const char *rw, in
  * no symlink is followed; ".." is the physical parent, and leaving a
  * tree's top is confirmed by walking up from where it led.
  */
+/* Where a walk stands: in tree |in| (-1: none), |depth| levels below its top. */
+struct walk_at {
+	int in;
+	unsigned depth;
+};
+
 static int walk_user_path(const struct plan_root *root, const char *field, const char *path,
 			  char *cur, int *within, char **next, struct corral_error *err)
 {
 	_cleanup_close_ int prev = -1;
+	/*
+	 * |at[0..n_at-1]|: where each directory walked down through stands, the
+	 * last the current one; a ".." must land where the one before stood
+	 * (below). at[0] is "/", or what a magic link led to.
+	 */
+	_cleanup_free_ struct walk_at *at = calloc(strlen(cur) / 2 + 2, sizeof(*at));
+	size_t n_at = 1;
 	unsigned depth = 0;
 	bool magic = false;
 	struct stat st;
 	int in, e;
+
+	if (!at)
+		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
 
 	if (root->slash >= 0) {
 		st = root->slash_st;
@@ -256,6 +272,7 @@ static int walk_user_path(const struct plan_root *root, const char *field, const
 			return corral_err(err, CORRAL_E_SETUP, errno, "%s: /: %s", field, strerror(errno));
 	}
 	in = anc_index(&st, root->anc, root->n_anc);
+	at[0] = (struct walk_at){ in, 0 };
 	for (size_t i = 1, start = 1, len = strlen(cur); i <= len; i++) {
 		_cleanup_close_ int pfd = -1;
 		char c = cur[i], *comp = cur + start;
@@ -315,6 +332,9 @@ static int walk_user_path(const struct plan_root *root, const char *field, const
 				in = dir_within(pfd, root->anc, root->n_anc, &depth, &e);
 				if (e)
 					return corral_err(err, CORRAL_E_SETUP, e, "%s: %s: %s", field, path, strerror(e));
+				/* A new starting point: where it came from says nothing of its parent. */
+				n_at = 1;
+				at[0] = (struct walk_at){ in, depth };
 			}
 		} else if (S_ISLNK(st.st_mode)) {
 			/*
@@ -347,12 +367,25 @@ static int walk_user_path(const struct plan_root *root, const char *field, const
 			 */
 			unsigned up;
 			int w = dir_within(pfd, root->anc, root->n_anc, &up, &e);
+			bool moved;
 
 			if (e)
 				return corral_err(err, CORRAL_E_SETUP, e, "%s: %s: %s", field, path, strerror(e));
-			if (in >= 0 && depth > 0 && (w != in || up != depth - 1))
+			if (n_at > 1) {
+				/* Back where the walk stood one directory up, exactly. */
+				n_at--;
+				moved = w != at[n_at - 1].in || (w >= 0 && up != at[n_at - 1].depth);
+			} else if (in >= 0) {
+				/* No record: one level nearer the top of the same tree, or refused. */
+				moved = depth == 0 || w != in || up != depth - 1;
+				at[0] = (struct walk_at){ w, up };
+			} else {
+				moved = false; /* outside every tree: nothing a run can move */
+				at[0] = (struct walk_at){ w, up };
+			}
+			if (moved)
 				return corral_err(err, CORRAL_E_SETUP, EAGAIN,
-						  "%s: %s: a directory on the way moved while it was resolved; try again",
+						  "%s: %s: a directory on the way moved while it was resolved, or '..' leaves a writable tree reached through /proc; try again or name the path plainly",
 						  field, path);
 			in = w;
 			depth = up;
@@ -366,6 +399,7 @@ static int walk_user_path(const struct plan_root *root, const char *field, const
 			} else if (in >= 0) {
 				depth++;
 			}
+			at[n_at++] = (struct walk_at){ in, depth };
 		}
 		if (!S_ISDIR(st.st_mode)) {
 			if (!last || c == '/')

@@ -142,6 +142,27 @@ wait $mover 2>/dev/null
 	bad "'..' raced by a concurrent run: a --rw rule landed outside the root"
 rm -f "$R/stop-mover"
 expect_allowed "--rw ROOT/ra/rb/../../rx, no race" crun --rw "$R/ra/rb/../../rx" -c "touch '$R/rx/ok'"
+# ... and out of a writable tree nested in another: a root inside a --rw
+# path, its top swapped with a sibling by a run of the same policy
+W=$S/wtree
+mkdir -p "$W/d/r" "$W/r" "$W/x" "$S/x2"
+chmod 777 "$S/x2"
+if is_root; then chown -R 65534:65534 "$W"; fi
+"$C" run --timeout 20 --root "$W/d/r" --rw "$W" -- python3 -c "
+import ctypes, os, time
+libc = ctypes.CDLL(None)
+end = time.time() + 15
+while time.time() < end and not os.path.exists('$W/stop'):
+    libc.renameat2(-100, b'$W/d/r', -100, b'$W/r', 2)" &
+mover=$!
+sleep 0.5
+for i in $(seq 25); do
+	"$C" run --root "$W/d/r" --rw "$W" --rw "$W/d/r/../../x" -c "touch '$S/x2/escaped' 2>/dev/null" >/dev/null 2>&1
+done
+touch "$W/stop"
+wait $mover 2>/dev/null
+[ ! -e "$S/x2/escaped" ] && ok "'..' out of a nested tree, raced: never landed outside" ||
+	bad "'..' out of a nested tree, raced: a --rw rule landed outside"
 ln -s loop2 "$S/loop1"
 ln -s loop1 "$S/loop2"
 expect_refused "--ro a symlink loop" "Too many levels of symbolic links" crun --ro "$S/loop1" -- true

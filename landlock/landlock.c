@@ -376,8 +376,12 @@ static int walk_user_path(const struct plan_root *root, const char *field, const
 				n_at--;
 				moved = w != at[n_at - 1].in || (w >= 0 && up != at[n_at - 1].depth);
 			} else if (in >= 0) {
-				/* No record: one level nearer the top of the same tree, or refused. */
-				moved = depth == 0 || w != in || up != depth - 1;
+				/*
+				 * No record (after a magic link): one level nearer the top
+				 * of the same tree; or, from a tree's top, out of every
+				 * tree (a top a run cannot move lies in no other tree).
+				 */
+				moved = depth == 0 ? w != -1 : w != in || up != depth - 1;
 				at[0] = (struct walk_at){ w, up };
 			} else {
 				moved = false; /* outside every tree: nothing a run can move */
@@ -385,7 +389,7 @@ static int walk_user_path(const struct plan_root *root, const char *field, const
 			}
 			if (moved)
 				return corral_err(err, CORRAL_E_SETUP, EAGAIN,
-						  "%s: %s: a directory on the way moved while it was resolved, or '..' leaves a writable tree reached through /proc; try again or name the path plainly",
+						  "%s: %s: a directory on the way moved while it was resolved, or '..' leaves a writable tree reached through /proc into another; try again or name the path plainly",
 						  field, path);
 			in = w;
 			depth = up;

@@ -91,6 +91,8 @@ chmod -R a+rX "$S/shared"
 expect_allowed "--ro ../shared from the root (root = current directory)" \
 	sh -c "cd '$R' && '$C' run --ro ../shared -- cat '$S/shared/f'"
 expect_allowed "--rw EXTRA --ro EXTRA/../shared" crun --rw "$X" --ro "$X/../shared" -- cat "$S/shared/f"
+expect_allowed "--ro /proc/self/cwd/../shared from the root (a magic link, then '..' out of the root)" \
+	sh -c "cd '$R' && '$C' run --ro /proc/self/cwd/../shared -- cat '$S/shared/f'"
 expect_refused "--ro ROOT/d/.. (the root again)" "lies within the read-write root" crun --ro "$R/d/.." -- true
 # a file reached through a /proc magic link (stdin): judged by its real path
 echo f >"$R/stdin-file"

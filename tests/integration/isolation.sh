@@ -29,6 +29,15 @@ expect_eq "env: --env NAME passes the host value" "from-host" "$out"
 expect_eq "env: HOME is the root" "$R" "$("$C" run -- sh -c 'echo $HOME')"
 expect_eq "env: PATH is minimal" "/usr/local/bin:/usr/bin:/bin" "$("$C" run -- sh -c 'echo $PATH')"
 
+# Signal dispositions: what corral's caller ignores is default inside
+# (control: the same shell really ignores them outside).
+ign_out=$( (trap '' INT PIPE USR1 HUP; grep '^SigIgn:' /proc/self/status) | awk '{print $2}')
+ign_in=$( (trap '' INT PIPE USR1 HUP; "$C" run -- grep '^SigIgn:' /proc/self/status) | awk '{print $2}')
+[ "$ign_out" != 0000000000000000 ] && ok "control: the caller ignores signals ($ign_out)" || bad "control: no ignored signal outside"
+expect_eq "ignored signals reset to default inside" "0000000000000000" "$ign_in"
+ign_in=$( (trap '' INT PIPE USR1 HUP; "$C" run --json -- grep '^SigIgn:' /proc/self/status) | json '["stdout"]')
+expect_eq "ignored signals reset to default inside (--json)" "'SigIgn:\t0000000000000000\n'" "$ign_in"
+
 # TMPDIR: private, 0700, writable, gone after the run.
 out=$("$C" run -- sh -c 'echo x > "$TMPDIR/f" && mkdir -p "$TMPDIR/d/e" && ln -s / "$TMPDIR/d/root" && chmod 000 "$TMPDIR/d/e" && stat -c "%a %u" "$TMPDIR" && echo "$TMPDIR"')
 read -r mode owner tmp <<<"$(echo $out)"

@@ -196,15 +196,24 @@ static const struct option common_longopts[] = {
 	{}
 };
 
-static bool argv_wants_json(int argc, char **argv)
+/*
+ * Does --json appear among the options, as getopt_long will parse them
+ * (abbreviations included; not an option's value, nor anything from the
+ * command on, which is the command's own)? It decides the format of the
+ * errors found while parsing.
+ */
+static bool argv_wants_json(int argc, char **argv, const char *optstring)
 {
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--") == 0)
-			break;
-		if (strcmp(argv[i], "--json") == 0)
-			return true;
-	}
-	return false;
+	bool json = false;
+	int c;
+
+	opterr = 0;
+	optind = 0; /* glibc: 0 also resets getopt's state */
+	while ((c = getopt_long(argc, argv, optstring, common_longopts, NULL)) != -1)
+		if (c == OPT_JSON)
+			json = true;
+	optind = 0;
+	return json;
 }
 
 int cli_parse_common(int argc, char **argv, const char *cmd, bool allow_shell,
@@ -217,7 +226,9 @@ int cli_parse_common(int argc, char **argv, const char *cmd, bool allow_shell,
 		const char *value;
 	} *overlays = NULL;
 	size_t n_overlays = 0;
-	bool json = argv_wants_json(argc, argv);
+	/* '+': stop at the first operand, so the command's own options stay its own. */
+	const char *optstring = allow_shell ? "+:c:" : "+:";
+	bool json = argv_wants_json(argc, argv, optstring);
 	int r, c, idx;
 
 	memset(out, 0, sizeof(*out));
@@ -228,11 +239,10 @@ int cli_parse_common(int argc, char **argv, const char *cmd, bool allow_shell,
 		return cli_fail(json, CORRAL_E_INTERNAL, "out of memory");
 
 	opterr = 0;
-	optind = 1;
+	optind = 0;
 	for (;;) {
 		idx = -1;
-		/* '+': stop at the first operand, so the command's own options stay its own. */
-		c = getopt_long(argc, argv, allow_shell ? "+:c:" : "+:", common_longopts, &idx);
+		c = getopt_long(argc, argv, optstring, common_longopts, &idx);
 		if (c == -1)
 			break;
 		switch (c) {
@@ -346,6 +356,6 @@ int main(int argc, char **argv)
 		return corral_canary_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "check") == 0)
 		return cli_check(argc - 1, argv + 1);
-	return cli_fail(argv_wants_json(argc, argv), CORRAL_E_USAGE,
+	return cli_fail(argv_wants_json(argc - 1, argv + 1, "+:"), CORRAL_E_USAGE,
 			"unknown command '%s' (see corral --help)", cmd);
 }

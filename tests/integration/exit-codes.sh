@@ -64,6 +64,20 @@ expect_eq "--json corral error: exit 125" 125 $rc
 expect_eq "--json corral error object" "not_found root /no/such/dir: No such file or directory" \
 	"$(printf '%s' "$out" | "$PY" -c 'import json,sys; v=json.load(sys.stdin); print(v["error"]["code"], v["error"]["message"])')"
 
+# Everything from COMMAND on is the command's own, --json included; an
+# option's value is not an option (control: --json before the command).
+out=$("$C" run echo --json); rc=$?
+expect_eq "--json after COMMAND is the command's argument" "0 --json" "$rc $out"
+out=$("$C" run printf '%s|' a --json b); rc=$?
+expect_eq "--json after COMMAND, among its arguments" "0 a|--json|b|" "$rc $out"
+out=$("$C" run --root /no/such/dir echo --json 2>"$R/err"); rc=$?
+expect_eq "error with --json after COMMAND: plain, on stderr" "125 ''" "$rc '$out'"
+expect_match "error with --json after COMMAND: the corral: line" "^corral: root /no/such/dir" "$(cat "$R/err")"
+out=$("$C" run --timeout --json true 2>"$R/err"); rc=$?
+expect_eq "--json as an option's value is not --json" "125 ''" "$rc '$out'"
+out=$("$C" run --jso --root /no/such/dir true); rc=$?
+expect_eq "an abbreviated --json still is (getopt's rule)" "125 not_found" "$rc $(printf '%s' "$out" | json '["error"]["code"]' | tr -d "'")"
+
 # -c runs /bin/sh -c
 expect_eq "-c shell string" "a b" "$("$C" run -c 'echo a b')"
 # stdin passes through

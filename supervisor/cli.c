@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "internal/utf8.h"
 #include "supervisor/cli.h"
 #include "supervisor/sandbox.h"
 
@@ -53,54 +54,28 @@ static const char usage_options[] =
 	"  --json                 machine-readable output\n";
 
 /*
- * Length of the valid UTF-8 sequence at |s| (RFC 3629: no overlongs,
- * surrogates or code points above U+10FFFF), 0 when invalid. |s| is
- * NUL-terminated, so a cut sequence meets a 0 byte and is invalid.
- */
-static size_t utf8_len(const unsigned char *s)
-{
-	unsigned char lo = 0x80, hi = 0xBF;
-	size_t need;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xC2 && s[0] <= 0xDF)
-		need = 1;
-	else if (s[0] >= 0xE0 && s[0] <= 0xEF)
-		need = 2, lo = s[0] == 0xE0 ? 0xA0 : 0x80, hi = s[0] == 0xED ? 0x9F : 0xBF;
-	else if (s[0] >= 0xF0 && s[0] <= 0xF4)
-		need = 3, lo = s[0] == 0xF0 ? 0x90 : 0x80, hi = s[0] == 0xF4 ? 0x8F : 0xBF;
-	else
-		return 0;
-	for (size_t i = 1; i <= need; i++) {
-		if (s[i] < lo || s[i] > hi)
-			return 0;
-		lo = 0x80;
-		hi = 0xBF;
-	}
-	return need + 1;
-}
-
-/*
- * |in| with every byte that is not part of valid UTF-8 replaced by U+FFFD:
- * JSON text must be UTF-8 (jansson refuses anything else), and messages
- * quote paths and arguments, which may hold any bytes.
+ * |in| with what is not valid UTF-8 replaced by U+FFFD (one per maximal
+ * subpart, as in results): JSON text must be UTF-8 (jansson refuses
+ * anything else), and messages quote paths and arguments, which may hold
+ * any bytes.
  */
 static void utf8_repair(const char *in, char *out, size_t size)
 {
 	const unsigned char *s = (const unsigned char *)in;
-	size_t o = 0;
+	size_t o = 0, avail = strlen(in);
 
-	while (*s) {
-		size_t n = utf8_len(s);
-		const char *src = n ? (const char *)s : "\xEF\xBF\xBD";
-		size_t len = n ? n : 3;
+	while (avail) {
+		size_t bad;
+		int n = corral_utf8_seq(s, avail, &bad);
+		const char *src = n > 0 ? (const char *)s : "\xEF\xBF\xBD";
+		size_t len = n > 0 ? (size_t)n : 3, step = n > 0 ? (size_t)n : bad;
 
 		if (o + len >= size)
 			break;
 		memcpy(out + o, src, len);
 		o += len;
-		s += n ? n : 1;
+		s += step;
+		avail -= step;
 	}
 	out[o] = '\0';
 }

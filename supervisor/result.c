@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal/utf8.h"
 #include "internal/util.h"
 
 _public_ void corral_result_clear(struct corral_result *res)
@@ -73,50 +74,10 @@ static void sb_puts(struct sbuf *b, const char *s)
 	sb_put(b, s, strlen(s));
 }
 
-/*
- * Length of the valid UTF-8 sequence at |s| (RFC 3629: no overlongs, no
- * surrogates, nothing above U+10FFFF), 0 when invalid, or -1 when |s| is a
- * valid but incomplete prefix cut by the end of the buffer.
- */
-static int utf8_seq(const unsigned char *s, size_t avail)
-{
-	unsigned char c = s[0];
-	int need;
-	unsigned char lo = 0x80, hi = 0xBF;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xC2 && c <= 0xDF)
-		need = 1;
-	else if (c >= 0xE0 && c <= 0xEF) {
-		need = 2;
-		if (c == 0xE0)
-			lo = 0xA0;
-		else if (c == 0xED)
-			hi = 0x9F;
-	} else if (c >= 0xF0 && c <= 0xF4) {
-		need = 3;
-		if (c == 0xF0)
-			lo = 0x90;
-		else if (c == 0xF4)
-			hi = 0x8F;
-	} else
-		return 0;
-	for (int i = 1; i <= need; i++) {
-		if ((size_t)i >= avail)
-			return -1;
-		if (s[i] < lo || s[i] > hi)
-			return 0;
-		lo = 0x80;
-		hi = 0xBF;
-	}
-	return need + 1;
-}
-
 static void sb_json_string(struct sbuf *b, const char *buf, size_t len, bool truncated)
 {
 	const unsigned char *s = (const unsigned char *)buf;
-	size_t i = 0, run = 0;
+	size_t i = 0, run = 0, bad;
 
 	sb_put(b, "\"", 1);
 	while (i < len) {
@@ -147,15 +108,15 @@ static void sb_json_string(struct sbuf *b, const char *buf, size_t len, bool tru
 			i++;
 			continue;
 		}
-		k = utf8_seq(s + i, len - i);
+		k = corral_utf8_seq(s + i, len - i, &bad);
 		if (k > 0) {
 			sb_put(b, (const char *)s + i, (size_t)k);
 			i += (size_t)k;
 		} else if (k < 0 && truncated) {
 			break; /* a character cut by the cap: clip before it */
 		} else {
-			sb_put(b, "\xEF\xBF\xBD", 3); /* U+FFFD for this byte */
-			i++;
+			sb_put(b, "\xEF\xBF\xBD", 3); /* one U+FFFD per maximal subpart */
+			i += bad;
 		}
 	}
 	sb_put(b, (const char *)s + i - run, run);

@@ -80,6 +80,14 @@ out=$("$C" run --json --max-output 4 -- sh -c 'printf "a\351b"; printf "abc\342\
 expect_eq "utf-8: invalid byte -> U+FFFD, cut char dropped" "'a\\ufffdb' 'abc' True" \
 	"$(printf '%s' "$out" | $PY -c 'import json,sys; v=json.load(sys.stdin); print(ascii(v["stdout"]), ascii(v["stderr"]), v["stderr_truncated"])')"
 
+# One U+FFFD per maximal subpart, as Python decodes (Unicode's practice):
+# a cut sequence in the middle or at the end of the output, surrogates,
+# overlongs, stray bytes (control: valid multi-byte text stays as it is).
+printf 'a\342\202b|\360\237\230|\355\240\200|\300\257|\377\200|\342\202\254\360\237\230\200|\360\237' >"$R/bad-utf8"
+got=$("$C" run --json -- cat bad-utf8 | $PY -c 'import json,sys; print(ascii(json.load(sys.stdin)["stdout"]))')
+want=$($PY -c 'import sys; print(ascii(open(sys.argv[1], "rb").read().decode("utf-8", "replace")))' "$R/bad-utf8")
+expect_eq "utf-8: U+FFFD per maximal subpart, as Python" "$want" "$got"
+
 # 1 GB through a captured stream: the supervisor's peak RSS stays small
 # (the cap is 1M; output beyond it is read into a small buffer and dropped).
 PEAK_RSS=${1:?peak-rss helper}

@@ -73,12 +73,12 @@ const char *corral_child_stage_name(int stage)
 	return "child setup";
 }
 
-static _child_ _Noreturn void fail(const struct corral_child *c, int stage, int e)
+static _child_ _Noreturn void fail(int err_w, int stage, int e)
 {
 	struct corral_child_report rep = { .stage = stage, .err = e ? e : EIO };
 	ssize_t _unused_ n;
 
-	n = write(c->err_w, &rep, sizeof(rep)); /* < PIPE_BUF: atomic */
+	n = write(err_w, &rep, sizeof(rep)); /* < PIPE_BUF: atomic */
 	_exit(127);
 }
 
@@ -231,6 +231,9 @@ _child_ int corral_child_main(void *arg)
 	const struct corral_sandbox *sb = c->sb;
 	const struct corral_run *run = c->run;
 	const bool mediated = sb && sb->unotify && run && run->un_child >= 0;
+	/* Fds this child uses to the end: its own copies, which the hand-over may move. */
+	int root_fd = sb ? sb->root_fd : -1, ruleset_fd = run ? run->ruleset_fd : -1;
+	int src[3] = { c->fd_in, c->fd_out, c->fd_err }, err_w = c->err_w;
 	sigset_t empty;
 
 	/*
@@ -250,25 +253,25 @@ _child_ int corral_child_main(void *arg)
 	/* Own process group; a new session (no controlling terminal) unless interactive. */
 	if (c->interactive) {
 		if (setpgid(0, 0) < 0)
-			fail(c, STAGE_SESSION, errno);
+			fail(err_w, STAGE_SESSION, errno);
 		/* SIGTTOU is blocked here, so a background group may take the terminal. */
 		if (tcsetpgrp(0, getpid()) < 0)
-			fail(c, STAGE_TTY, errno);
+			fail(err_w, STAGE_TTY, errno);
 	} else if (setsid() < 0) {
-		fail(c, STAGE_SESSION, errno);
+		fail(err_w, STAGE_SESSION, errno);
 	}
 
 	/* Die with the parent; then make sure it did not die already. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
-		fail(c, STAGE_PDEATHSIG, errno);
+		fail(err_w, STAGE_PDEATHSIG, errno);
 	if (getppid() != c->parent)
-		fail(c, STAGE_PARENT, ESRCH);
+		fail(err_w, STAGE_PARENT, ESRCH);
 
 	if (run) {
 		/* "0" is the writer itself (v1 and v2); done before dropping privileges. */
 		for (int i = 0; i < CORRAL_CG_MAX; i++)
 			if (run->cg_fd[i] >= 0 && write(run->cg_fd[i], "0", 1) != 1)
-				fail(c, STAGE_CGROUP, errno);
+				fail(err_w, STAGE_CGROUP, errno);
 	}
 
 	/* Before the identity switch: as root, unshare needs CAP_SYS_ADMIN. */
@@ -276,16 +279,16 @@ _child_ int corral_child_main(void *arg)
 		int stage = STAGE_NETNS, r = corral_netns_enter(&sb->netns, &stage);
 
 		if (r < 0)
-			fail(c, stage, -r);
+			fail(err_w, stage, -r);
 	}
 
 	if (sb && sb->switch_identity) {
 		gid_t gid = sb->gid;
 
 		if (sys3(SYS_setgroups, 1, (long)&gid, 0) < 0)
-			fail(c, STAGE_SETGROUPS, errno);
+			fail(err_w, STAGE_SETGROUPS, errno);
 		if (sys3(SYS_setresgid, gid, gid, gid) < 0)
-			fail(c, STAGE_SETRESGID, errno);
+			fail(err_w, STAGE_SETRESGID, errno);
 	}
 	if (sb && sb->drop_caps) {
 		struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
@@ -301,14 +304,14 @@ _child_ int corral_child_main(void *arg)
 			if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
 				if (errno == EINVAL)
 					break;
-				fail(c, STAGE_CAPBSET, errno);
+				fail(err_w, STAGE_CAPBSET, errno);
 			}
 		if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
-			fail(c, STAGE_AMBIENT, errno);
+			fail(err_w, STAGE_AMBIENT, errno);
 		if (sb->switch_identity && sys3(SYS_setresuid, sb->uid, sb->uid, sb->uid) < 0)
-			fail(c, STAGE_SETRESUID, errno);
+			fail(err_w, STAGE_SETRESUID, errno);
 		if (syscall(SYS_capset, &hdr, data) < 0)
-			fail(c, STAGE_CAPSET, errno);
+			fail(err_w, STAGE_CAPSET, errno);
 	}
 	if (sb && sb->switch_identity) {
 		/*
@@ -316,17 +319,18 @@ _child_ int corral_child_main(void *arg)
 		 * change: set it again, then check the parent once more.
 		 */
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
-			fail(c, STAGE_PDEATHSIG, errno);
+			fail(err_w, STAGE_PDEATHSIG, errno);
 		if (getppid() != c->parent)
-			fail(c, STAGE_PARENT, ESRCH);
+			fail(err_w, STAGE_PARENT, ESRCH);
 	}
 
 	/* Before the rlimits: the hand-over fd lies above the command's RLIMIT_NOFILE. */
 	if (mediated) {
-		int r = corral_unotify_child_prepare(sb->unotify, run->un_child);
+		int *const keep[] = { &err_w, &root_fd, &ruleset_fd, &src[0], &src[1], &src[2] };
+		int r = corral_unotify_child_prepare(sb->unotify, run->un_child, keep, ARRAY_SIZE(keep));
 
 		if (r < 0)
-			fail(c, STAGE_UNOTIFY, -r);
+			fail(err_w, STAGE_UNOTIFY, -r);
 	}
 
 	/*
@@ -337,41 +341,37 @@ _child_ int corral_child_main(void *arg)
 	for (int i = 0; c->rlimits && i < RLIM_NLIMITS; i++)
 		if (c->rlimits->set[i] && !(i == RLIMIT_NOFILE && mediated) &&
 		    setrlimit(i, &c->rlimits->rl[i]) < 0)
-			fail(c, STAGE_RLIMIT, errno);
+			fail(err_w, STAGE_RLIMIT, errno);
 
 	/* stdio: first lift any source out of 0..2 so one dup2 cannot clobber another. */
-	{
-		int src[3] = { c->fd_in, c->fd_out, c->fd_err };
-
-		for (int i = 0; i < 3; i++)
-			if (src[i] >= 0 && src[i] <= 2 && src[i] != i) {
-				src[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 3);
-				if (src[i] < 0)
-					fail(c, STAGE_STDIO, errno);
-			}
-		for (int i = 0; i < 3; i++)
-			if (move_fd(src[i], i) < 0)
-				fail(c, STAGE_STDIO, errno);
-	}
+	for (int i = 0; i < 3; i++)
+		if (src[i] >= 0 && src[i] <= 2 && src[i] != i) {
+			src[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 3);
+			if (src[i] < 0)
+				fail(err_w, STAGE_STDIO, errno);
+		}
+	for (int i = 0; i < 3; i++)
+		if (move_fd(src[i], i) < 0)
+			fail(err_w, STAGE_STDIO, errno);
 
 	/*
 	 * Every other fd is closed at execve: marked close-on-exec rather than
 	 * closed now, because the error pipe and the ruleset are still needed.
 	 */
 	if (mark_cloexec_from(3) < 0)
-		fail(c, STAGE_CLOSE_FDS, errno);
+		fail(err_w, STAGE_CLOSE_FDS, errno);
 
 	if (sb) {
-		if (fchdir(sb->root_fd) < 0)
-			fail(c, STAGE_CHDIR, errno);
+		if (fchdir(root_fd) < 0)
+			fail(err_w, STAGE_CHDIR, errno);
 	} else if (c->cwd && chdir(c->cwd) < 0) {
-		fail(c, STAGE_CHDIR, errno);
+		fail(err_w, STAGE_CHDIR, errno);
 	}
 
 	/* The command starts with an empty signal mask. */
 	sigemptyset(&empty);
 	if (c->reset_mask && sigprocmask(SIG_SETMASK, &empty, NULL) < 0)
-		fail(c, STAGE_SIGNALS, errno);
+		fail(err_w, STAGE_SIGNALS, errno);
 
 	/* Started pinned to the parent's CPU (engine.c): the command gets the parent's own mask. */
 	if (c->cpus)
@@ -381,28 +381,28 @@ _child_ int corral_child_main(void *arg)
 		int r;
 
 		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-			fail(c, STAGE_NO_NEW_PRIVS, errno);
-		if (run && run->ruleset_fd >= 0) {
-			r = corral_ll_restrict_self(run->ruleset_fd);
+			fail(err_w, STAGE_NO_NEW_PRIVS, errno);
+		if (ruleset_fd >= 0) {
+			r = corral_ll_restrict_self(ruleset_fd);
 			if (r < 0)
-				fail(c, STAGE_LANDLOCK, -r);
+				fail(err_w, STAGE_LANDLOCK, -r);
 		}
 		/* Last, so nothing after it needs a denied call. */
 		if (sb->unotify && run && run->un_child >= 0) {
 			/* The same filter, with a listener handed to the parent. */
 			r = corral_unotify_child_install(sb->unotify, &sb->bpf);
 			if (r < 0)
-				fail(c, STAGE_UNOTIFY, -r);
+				fail(err_w, STAGE_UNOTIFY, -r);
 			if (c->rlimits && c->rlimits->set[RLIMIT_NOFILE] &&
 			    setrlimit(RLIMIT_NOFILE, &c->rlimits->rl[RLIMIT_NOFILE]) < 0)
-				fail(c, STAGE_RLIMIT, errno);
+				fail(err_w, STAGE_RLIMIT, errno);
 		} else if (sb->have_bpf) {
 			r = corral_seccomp_install(&sb->bpf);
 			if (r < 0)
-				fail(c, STAGE_SECCOMP, -r);
+				fail(err_w, STAGE_SECCOMP, -r);
 		}
 	}
 
 	((struct corral_child *)c)->reached_exec = true;
-	fail(c, STAGE_EXEC, exec_search(c->argv[0], c->argv, c->envp, c->path));
+	fail(err_w, STAGE_EXEC, exec_search(c->argv[0], c->argv, c->envp, c->path));
 }

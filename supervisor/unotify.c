@@ -196,19 +196,37 @@ int corral_unotify_plan_new(const struct corral_sandbox *sb, int handover_fd,
 
 /* ----------------------------------------------------------------- child */
 
-int corral_unotify_child_prepare(const struct corral_unotify_plan *plan, int sock)
+int corral_unotify_child_prepare(const struct corral_unotify_plan *plan, int sock, int *const *keep,
+				  size_t n_keep)
 {
+	const int h = plan->handover_fd;
 	struct rlimit rl;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
 		return -errno;
-	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur <= (rlim_t)plan->handover_fd) {
-		rl.rlim_cur = (rlim_t)plan->handover_fd + 1;
+	/* Room for h, and for what moves above it. */
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur <= (rlim_t)h + n_keep + 1) {
+		rl.rlim_cur = (rlim_t)h + n_keep + 2;
+		if (rl.rlim_max != RLIM_INFINITY && rl.rlim_cur > rl.rlim_max)
+			rl.rlim_cur = rl.rlim_max;
 		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
 			return -errno;
 	}
+	if (sock == h)
+		return 0; /* already there (SOCK_CLOEXEC) */
+	for (size_t i = 0; i < n_keep; i++)
+		if (*keep[i] == h) {
+			int fd = fcntl(h, F_DUPFD_CLOEXEC, h + 1);
+
+			if (fd < 0)
+				return -errno;
+			/* The same fd named twice moves once. */
+			for (size_t j = i; j < n_keep; j++)
+				if (*keep[j] == h)
+					*keep[j] = fd;
+		}
 	/* Close-on-exec: gone before the command runs; and above its RLIMIT_NOFILE for good. */
-	if (dup3(sock, plan->handover_fd, O_CLOEXEC) < 0)
+	if (dup3(sock, h, O_CLOEXEC) < 0)
 		return -errno;
 	return 0;
 }

@@ -52,11 +52,15 @@ void corral_unotify_plan_free(struct corral_unotify_plan *plan);
 /*
  * In the forked child, steps of their own (async-signal-safe):
  * _prepare, before the rlimits: put the run's child end |sock| at the
- * hand-over fd number (raising the soft RLIMIT_NOFILE to reach it);
+ * hand-over fd number (raising the soft RLIMIT_NOFILE to reach it). That
+ * number is the command's open-files limit, so a small limit can put it
+ * on an fd the child still needs: each of the |n_keep| fds in |keep| that
+ * sits there is first moved above it (close-on-exec), and updated;
  * _install, last: install the main filter |prog| with a listener and hand
  * the listener to the parent. 0 or -errno.
  */
-int corral_unotify_child_prepare(const struct corral_unotify_plan *plan, int sock);
+int corral_unotify_child_prepare(const struct corral_unotify_plan *plan, int sock, int *const *keep,
+				  size_t n_keep);
 int corral_unotify_child_install(const struct corral_unotify_plan *plan, const struct corral_bpf *prog);
 
 /* Parent side, one per run. */

@@ -67,6 +67,17 @@ sz=$(stat -c %s "$R/big" 2>/dev/null || echo 0)
 "$C" run --open-files 64 -- $PY -c 'fs = [open("/dev/null") for _ in range(20)]'; expect_eq "open-files: 20 within 64" 0 $?
 "$C" run --open-files 64 -- $PY -c 'fs = [open("/dev/null") for _ in range(100)]' 2>/dev/null; rc=$?
 [ $rc -ne 0 ] && ok "open-files: 100 over 64 fails" || bad "open-files: 100 files opened under 64"
+# A small limit is the command's own: the mediation's hand-over fd sits at
+# that number, and must not land on an fd corral's child still needs (its
+# stdout pipe, the root, the ruleset, the error pipe), whatever the limit.
+bad_n=""
+for n in $(seq 4 64); do
+	out=$("$C" run --open-files $n -- echo hi 2>&1) && [ "$out" = hi ] || bad_n="$bad_n $n"
+	out=$("$C" run --json --open-files $n -- echo hi) && [ "$(printf '%s' "$out" | json '["stdout"]')" = "'hi\n'" ] ||
+		bad_n="$bad_n json:$n"
+done
+expect_eq "open-files 4..64: the command runs and its output arrives" "" "$bad_n"
+expect_eq "open-files 5: the command sees that limit" "5" "$("$C" run --open-files 5 -- sh -c 'ulimit -n')"
 
 # Output cap: kept up to the cap, the rest read and discarded.
 out=$("$C" run --json --max-output 1K -- sh -c 'echo small; echo e >&2')

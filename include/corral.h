@@ -331,9 +331,10 @@ int corral_resolve_path(const char *root, const char *path, bool must_exist,
  * CORRAL_E_UNSUPPORTED. Runs as root: the scratch root is given to the
  * identity the sandbox picks (nobody by default). While it builds the
  * sandbox, check sets CORRAL_CHECK_SECRET and LD_PRELOAD in the process
- * environment (restored afterwards) to prove they do not leak in: do not
- * call it while other threads read the environment. The docker provider is
- * not checked (CORRAL_E_UNSUPPORTED).
+ * environment (restored afterwards) to prove they do not leak in, and it
+ * lends a pseudo-terminal as fd 0 to the terminal canary (fd 0 restored
+ * afterwards): do not call it while other threads read the environment or
+ * use fd 0. The docker provider is not checked (CORRAL_E_UNSUPPORTED).
  *
  * Report: {"held": bool, "network", "compat", "landlock_abi", "uid",
  * "dropped": [...], "promises": [{"id", "promise", "state", "why",

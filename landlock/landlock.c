@@ -659,8 +659,17 @@ static int check_not_beneath_writable(const struct corral_policy *p, const struc
 static const char *const default_devices[] = {
 	"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
 };
-/* /dev/ptmx: openpty(3), script, pexpect; a new pty pair lands in /dev/pts. */
-static const char *const default_ttys[] = { "/dev/tty", "/dev/ptmx", "/dev/pts" };
+/*
+ * /dev/tty (the controlling terminal, an interactive run's own) and
+ * /dev/ptmx. Not /dev/pts: it holds every terminal on the host, and those
+ * of the command's uid (all of the user's, when corral runs unprivileged)
+ * it could open, read the keystrokes meant for them and write on their
+ * screens. The terminal the command inherits is granted per run
+ * (corral_ll_ruleset). A new pty pair's other end lies in /dev/pts too,
+ * so openpty(3), script or pexpect inside need --rw /dev/pts, which
+ * opens them all (docs/threat-model.md).
+ */
+static const char *const default_ttys[] = { "/dev/tty", "/dev/ptmx" };
 
 /*
  * The promises this module keeps, in DESIGN.md's words. A dropped one's
@@ -687,7 +696,7 @@ static const struct ll_promise {
 	{ "scope.ptrace", "ptrace and /proc/PID of processes outside the sandbox", 1, P_ANY_NET },
 	{ "fs.truncate", "truncate outside the root", 3, P_ANY_NET },
 	{ "net.tcp_landlock", "TCP bind and connect (Landlock, beside seccomp)", 4, P_NET_NONE },
-	{ "fs.ioctl_dev", "device ioctls outside /dev/tty, /dev/ptmx and /dev/pts", 5, P_ANY_NET },
+	{ "fs.ioctl_dev", "device ioctls outside /dev/tty, /dev/ptmx and the command's own terminal", 5, P_ANY_NET },
 	{ "scope.signal", "signals to processes outside the sandbox", 6, P_ANY_NET },
 	{ "scope.abstract_unix", "abstract Unix sockets outside the sandbox", 6, P_ANY_NET },
 };
@@ -887,7 +896,8 @@ static int add_path_rule(int ruleset_fd, int fd, uint64_t access)
 	return 0;
 }
 
-int corral_ll_ruleset(const struct corral_ll_plan *plan, int extra_rw_fd, struct corral_error *err)
+int corral_ll_ruleset(const struct corral_ll_plan *plan, int extra_rw_fd, const int *tty_fds, size_t n_tty,
+		      struct corral_error *err)
 {
 	struct corral_ll_ruleset_attr attr = {};
 	_cleanup_close_ int rfd = -1;
@@ -929,6 +939,12 @@ int corral_ll_ruleset(const struct corral_ll_plan *plan, int extra_rw_fd, struct
 			return corral_err(err, CORRAL_E_SETUP, -r, "landlock: add private tmp rule: %s",
 					  strerror(-r));
 	}
+	/*
+	 * A convenience: the command holds these open already. A terminal
+	 * Landlock takes no rule for (EBADFD: an internal mount) is skipped.
+	 */
+	for (size_t i = 0; i < n_tty; i++)
+		(void)add_path_rule(rfd, tty_fds[i], LL_TTY & CORRAL_LL_FS_FILE_RIGHTS & plan->handled_fs);
 	/* Network "none": TCP handled with no port rule, so every port is denied. */
 	return TAKE_FD(rfd);
 }

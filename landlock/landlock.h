@@ -58,10 +58,12 @@ int corral_ll_plan_abi(const struct corral_ll_plan *plan);
 
 /*
  * A ruleset fd for one run: the plan's rules plus, when |extra_rw_fd| >= 0,
- * every right beneath that directory (the run's private tmp). Returns a new
+ * every right beneath that directory (the run's private tmp), plus the
+ * terminal's rights on each of the |n_tty| terminals in |tty_fds| (the
+ * command's own, inherited: reopening it by name works). Returns a new
  * O_CLOEXEC fd the caller closes, or -errno. Thread-safe.
  */
-int corral_ll_ruleset(const struct corral_ll_plan *plan, int extra_rw_fd,
+int corral_ll_ruleset(const struct corral_ll_plan *plan, int extra_rw_fd, const int *tty_fds, size_t n_tty,
 		      struct corral_error *err);
 
 /*

@@ -97,6 +97,7 @@ struct check {
 	int unix_fd, abstract_fd;
 	char unix_path[160], abstract_name[64];
 	int pty_master, pty_slave;
+	int canary_stdin; /* >= 0: the canaries' stdin (exec_canary), else /dev/null */
 	char pts[64];
 
 	bool outside_covered;        /* a policy path covers the outside directory */
@@ -200,6 +201,27 @@ static int exec_canary(struct check *c, struct corral_sandbox *sb, const char *c
 	for (size_t i = 0; args[i] && n < ARRAY_SIZE(argv) - 1; i++)
 		argv[n++] = args[i];
 	argv[n] = NULL;
+	if (c->canary_stdin >= 0) {
+		/*
+		 * The canary's stdin is this terminal, as a command inherits its
+		 * user's: check is single-threaded, so fd 0 is lent for the run.
+		 */
+		int saved = fcntl(0, F_DUPFD_CLOEXEC, 3), r;
+
+		if (saved < 0 || dup2(c->canary_stdin, 0) < 0) {
+			r = corral_err(err, CORRAL_E_SETUP, errno, "lending the terminal as stdin: %s",
+				       strerror(errno));
+			safe_close(saved);
+			return r;
+		}
+		r = corral_sandbox_exec(sb,
+					&CORRAL_EXEC_OPTS(.argv = argv, .capture = true, .stdin_passthrough = true,
+							  .timeout = timeout, .max_output = max_output),
+					res, err);
+		dup2(saved, 0);
+		safe_close(saved);
+		return r;
+	}
 	return corral_sandbox_exec(sb,
 				   &CORRAL_EXEC_OPTS(.argv = argv, .capture = true, .timeout = timeout,
 						     .max_output = max_output),
@@ -863,7 +885,15 @@ static void tty_canaries(struct check *c)
 		record(c, "tty.no_injection", "tiocsti", R_NA, "no pseudo-terminal could be opened on this host");
 		return;
 	}
+	/*
+	 * The terminal a command can reach is the one it inherits (no other
+	 * is granted): the canary gets the pty as its stdin and opens it by
+	 * name, which makes it its controlling terminal, so TIOCSTI's own
+	 * checks pass and only the filter can refuse it.
+	 */
+	c->canary_stdin = c->pty_slave;
 	simple(c, "tty.no_injection", "tiocsti", "tty.no_injection", (const char *[]){ "tty", c->pts, NULL });
+	c->canary_stdin = -1;
 	if (ioctl(c->pty_slave, FIONREAD, &queued) == 0 && queued > 0)
 		record(c, "tty.no_injection", "tiocsti-input", R_BROKEN,
 		       "%d bytes were injected into the terminal's input queue", queued);
@@ -1350,6 +1380,7 @@ _public_ int corral_check(const struct corral_policy *p, char **json_out, bool *
 		.abstract_fd = -1,
 		.pty_master = -1,
 		.pty_slave = -1,
+		.canary_stdin = -1,
 	};
 	int r;
 

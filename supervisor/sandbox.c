@@ -459,7 +459,15 @@ _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_
 			goto out;
 	}
 	if (sb->ll && corral_ll_plan_abi(sb->ll) > 0) {
-		run.ruleset_fd = corral_ll_ruleset(sb->ll, run.tmp_fd, err);
+		/* The terminals the command inherits (engine.c: stdin passed through, output not captured). */
+		bool inherits[3] = { !o.stdin_data && o.stdin_passthrough, !o.capture, !o.capture };
+		int ttys[3];
+		size_t n_tty = 0;
+
+		for (int fd = 0; fd < 3; fd++)
+			if (inherits[fd] && isatty(fd))
+				ttys[n_tty++] = fd;
+		run.ruleset_fd = corral_ll_ruleset(sb->ll, run.tmp_fd, ttys, n_tty, err);
 		if (run.ruleset_fd < 0) {
 			r = run.ruleset_fd;
 			goto out;

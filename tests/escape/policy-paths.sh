@@ -248,13 +248,15 @@ else
 fi
 expect_allowed "--root ROOT (control)" crun -- true
 
-# -- terminals: a pseudo-terminal pair can be opened (/dev/ptmx)
-expect_allowed "python: os.openpty" crun -- "$PY" -c '
+# -- terminals: /dev/pts is not granted (it holds every terminal of the
+# command's uid), so a new pty pair cannot be opened; --rw /dev/pts opts in.
+expect_denied "python: os.openpty without --rw /dev/pts" crun -- "$PY" -c 'import os; os.openpty()'
+expect_allowed "python: os.openpty with --rw /dev/pts" crun --rw /dev/pts -- "$PY" -c '
 import os
 m, s = os.openpty()
 os.write(s, b"hi\n")
 assert os.read(m, 10).startswith(b"hi")'
-expect_allowed "python: pty.fork runs a child on a terminal" crun -- "$PY" -c '
+expect_allowed "python: pty.fork runs a child on a terminal (--rw /dev/pts)" crun --rw /dev/pts -- "$PY" -c '
 import os, pty
 pid, fd = pty.fork()
 if pid == 0:

@@ -61,13 +61,26 @@ if [ -z "$pts" ]; then
 	echo "# no pty on this host: TIOCSTI skipped"
 else
 	if is_root; then chown 65534 "$pts"; fi
-	expect_allowed "C: TCGETS on the pty" crun -- $PROBE tiocsti "$pts" control
-	expect_denied "C: TIOCSTI" crun -- $PROBE tiocsti "$pts"
-	expect_allowed "python: tcgetattr on the pty" crun -- "$PY" -c "import os, termios; termios.tcgetattr(os.open('$pts', os.O_RDWR))"
-	expect_denied "python: TIOCSTI" crun -- "$PY" -c "
+	# The redirection happens in a subshell: this shell may lead a session,
+	# and opening a terminal there would make it this shell's own.
+	on_pts() { ("$@") <"$pts"; }
+	# Another terminal of the command's own uid (a user's other shell, when
+	# corral runs unprivileged) cannot be opened: no reading its keystrokes,
+	# no writing on its screen. Control: --rw /dev/pts grants it, so the
+	# attack is real; and the terminal the command inherits can be reopened.
+	expect_denied "python: open another terminal of the uid" crun -- "$PY" -c "import os; os.open('$pts', os.O_RDWR | os.O_NOCTTY)"
+	expect_denied "sh: open another terminal of the uid" crun -c "exec 3<>'$pts'"
+	expect_allowed "python: the same terminal with --rw /dev/pts" crun --rw /dev/pts -- "$PY" -c "import os; os.open('$pts', os.O_RDWR | os.O_NOCTTY)"
+	expect_allowed "python: reopen the inherited terminal by name" on_pts crun -- "$PY" -c "import os; os.open(os.ttyname(0), os.O_RDWR | os.O_NOCTTY)"
+	# Injection into the terminal the command inherits (its stdin; opening
+	# it by name makes it the run's controlling terminal).
+	expect_allowed "C: TCGETS on the pty" on_pts crun -- $PROBE tiocsti "$pts" control
+	expect_denied "C: TIOCSTI" on_pts crun -- $PROBE tiocsti "$pts"
+	expect_allowed "python: tcgetattr on the pty" on_pts crun -- "$PY" -c "import os, termios; termios.tcgetattr(os.open('$pts', os.O_RDWR))"
+	expect_denied "python: TIOCSTI" on_pts crun -- "$PY" -c "
 import fcntl, os, termios
 fcntl.ioctl(os.open('$pts', os.O_RDWR), termios.TIOCSTI, b'x')"
-	expect_denied "python: TIOCSTI with high bits set" crun -- "$PY" -c "
+	expect_denied "python: TIOCSTI with high bits set" on_pts crun -- "$PY" -c "
 import ctypes, os
 fd = os.open('$pts', os.O_RDWR)
 r = ctypes.CDLL(None, use_errno=True).syscall(16, fd, ctypes.c_ulong(0x5412 | (1 << 32)), ctypes.c_char_p(b'x'))

@@ -144,6 +144,10 @@ static void policy_init(struct corral_policy *p, int network)
  * then in a forked child: no_new_privs, restrict, run |fn|. Returns fn's
  * exit status (0 pass), or 1.
  */
+/* The terminals the confined child inherits (corral_ll_ruleset's tty_fds). */
+static int confined_ttys[2];
+static size_t n_confined_ttys;
+
 static int run_confined_policy(const struct corral_policy *p, int (*fn)(void))
 {
 	struct corral_posture ps = {};
@@ -154,7 +158,7 @@ static int run_confined_policy(const struct corral_policy *p, int (*fn)(void))
 
 	if (corral_ll_plan_new(p, fx.root, &ps, &plan, &err) < 0)
 		FAILF("plan: %s", err.message);
-	rfd = corral_ll_ruleset(plan, -1, &err);
+	rfd = corral_ll_ruleset(plan, -1, confined_ttys, n_confined_ttys, &err);
 	corral_ll_plan_free(plan);
 	if (rfd < 0)
 		FAILF("ruleset: %s", err.message);
@@ -371,10 +375,12 @@ static int c_signal(void)
 }
 
 /*
- * IOCTL_DEV: device ioctls only on terminals. The pty's slave was created
- * by the parent; the command opens it by path, as a terminal program would.
+ * IOCTL_DEV: device ioctls only on terminals. Two ptys made by the parent:
+ * the command inherits the first (its own terminal: reopened by path, as
+ * a terminal program would, and ioctls work); the second is another
+ * terminal of the same uid, which it cannot open at all.
  */
-static char pts_path[64];
+static char pts_path[64], other_pts_path[64];
 
 static int c_ioctl_dev(void)
 {
@@ -385,6 +391,8 @@ static int c_ioctl_dev(void)
 	EXPECT(fd >= 0, "open %s: %s", pts_path, strerror(errno));
 	EXPECT_OK(ioctl(fd, TCGETS, &t));
 	close(fd);
+	EXPECT_ERRNO(open(other_pts_path, O_RDWR | O_NOCTTY | O_CLOEXEC), EACCES);
+	EXPECT_ERRNO(open(other_pts_path, O_RDONLY | O_NOCTTY | O_CLOEXEC), EACCES);
 	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	EXPECT(fd >= 0, "open /dev/null: %s", strerror(errno));
 	/* Outside the sandbox this is ENOTTY; Landlock refuses before the driver sees it. */
@@ -393,14 +401,35 @@ static int c_ioctl_dev(void)
 	return 0;
 }
 
+static int open_pty(char *name, size_t size, int *slave)
+{
+	int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+
+	if (m < 0 || grantpt(m) < 0 || unlockpt(m) < 0 || ptsname_r(m, name, size) != 0)
+		return -1;
+	if (slave) {
+		*slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+		if (*slave < 0)
+			return -1;
+	}
+	return m;
+}
+
 static int c_ioctl_dev_outer(void)
 {
-	int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC), r;
+	int m, m2, s = -1, r;
 
-	if (m < 0 || grantpt(m) < 0 || unlockpt(m) < 0 || ptsname_r(m, pts_path, sizeof(pts_path)) != 0)
+	m = open_pty(pts_path, sizeof(pts_path), &s);
+	m2 = open_pty(other_pts_path, sizeof(other_pts_path), NULL);
+	if (m < 0 || m2 < 0)
 		skip_or_fail("no pseudo-terminals here");
+	confined_ttys[0] = s;
+	n_confined_ttys = 1;
 	r = run_confined(CORRAL_NET_NONE, c_ioctl_dev);
+	n_confined_ttys = 0;
+	close(s);
 	close(m);
+	close(m2);
 	return r;
 }
 
@@ -604,7 +633,7 @@ static int c_private_tmp(void)
 		pid_t pid;
 
 		extra_fd = pass == 0 ? open(extra_dir, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
-		rfd = corral_ll_ruleset(plan, extra_fd, &err);
+		rfd = corral_ll_ruleset(plan, extra_fd, NULL, 0, &err);
 		EXPECT(rfd >= 0, "ruleset: %s", err.message);
 		pid = fork();
 		if (pid == 0) {
@@ -628,7 +657,7 @@ static struct corral_ll_plan *shared_plan;
 static void *ruleset_thread(void *arg)
 {
 	for (int i = 0; i < 50; i++) {
-		int fd = corral_ll_ruleset(shared_plan, -1, NULL);
+		int fd = corral_ll_ruleset(shared_plan, -1, NULL, 0, NULL);
 
 		if (fd < 0)
 			return (void *)1;
@@ -658,7 +687,7 @@ static int c_threads(void)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	for (int i = 0; i < 200; i++) {
-		fd = corral_ll_ruleset(shared_plan, -1, NULL);
+		fd = corral_ll_ruleset(shared_plan, -1, NULL, 0, NULL);
 		EXPECT(fd >= 0, "ruleset");
 		close(fd);
 	}
@@ -767,7 +796,7 @@ static int c_pretend_abi0(void)
 	setenv("CORRAL_TEST_LANDLOCK_ABI", "0", 1);
 	policy_init(&p, CORRAL_NET_NONE);
 	EXPECT(corral_ll_plan_new(&p, fx.root, &ps, &plan, &err) == 0, "plan: %s", err.message);
-	EXPECT(corral_ll_ruleset(plan, -1, &err) < 0 && err.code == CORRAL_E_UNSUPPORTED,
+	EXPECT(corral_ll_ruleset(plan, -1, NULL, 0, &err) < 0 && err.code == CORRAL_E_UNSUPPORTED,
 	       "ruleset at ABI 0 did not fail");
 	corral_ll_plan_free(plan);
 	unsetenv("CORRAL_TEST_LANDLOCK_ABI");

@@ -157,6 +157,18 @@ const struct corral_sc_rule corral_sc_rules[] = {
 	  "seccomp.deny_table", "without Landlock: another process's pages (pid 0, itself, stays allowed)" },
 	{ "migrate_pages", CORRAL_SC_NOT_IN, 0, { 0 }, 1, EPERM, ALL | CORRAL_SC_NO_LANDLOCK,
 	  "seccomp.deny_table", "without Landlock: another process's pages (pid 0, itself, stays allowed)" },
+
+	/*
+	 * Another process's resource limits. Landlock does not scope
+	 * prlimit, and the kernel lets a process set the limits of any
+	 * process of its own uid: the supervisor's, when corral runs
+	 * unprivileged (a low RLIMIT_NOFILE blinds its sweep of leftovers),
+	 * or any process of the user's (RLIMIT_CPU 1 kills it). Setting is
+	 * refused unless pid is 0 (itself; setrlimit is that too); reading
+	 * (new limit NULL) stays allowed.
+	 */
+	{ "prlimit64", CORRAL_SC_BOTH_NONZERO, 0, { 2 }, 1, EPERM, ALL, "seccomp.deny_table",
+	  "setting another process's limits (pid != 0 and a new limit): the supervisor's, or any process of the uid's" },
 };
 
 const size_t corral_sc_rules_len = sizeof(corral_sc_rules) / sizeof(corral_sc_rules[0]);

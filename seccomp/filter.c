@@ -139,6 +139,17 @@ static int add_rule(scmp_filter_ctx ctx, const struct corral_sc_rule *r, int nr)
 		}
 		c = SCMP_CMP(r->arg, SCMP_CMP_GT, 0xffffffffULL);
 		return add_one(ctx, r, nr, 1, &c);
+	case CORRAL_SC_BOTH_NONZERO: {
+		/* Two compares in one rule: ANDed. */
+		struct scmp_arg_cmp both[2] = {
+			SCMP_CMP(r->arg, SCMP_CMP_NE, 0),
+			SCMP_CMP((unsigned)r->value[0], SCMP_CMP_NE, 0),
+		};
+
+		if (r->value[0] > 5 || r->value[0] == r->arg)
+			return -EINVAL;
+		return add_one(ctx, r, nr, 2, both);
+	}
 	}
 	return -EINVAL;
 }

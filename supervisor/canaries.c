@@ -764,6 +764,23 @@ static int c_ptrace(int argc, char **argv)
 	return verdict(&o);
 }
 
+/* Another process's resource limits: the kernel allows it for one of the same uid (the sleeper is). */
+static int c_prlimit(int argc, char **argv)
+{
+	pid_t victim = (pid_t)atol(argv[0]);
+	struct obs o = {};
+	struct rlimit cur;
+
+	if (prlimit(0, RLIMIT_CORE, NULL, &cur) < 0 || prlimit(0, RLIMIT_CORE, &cur, NULL) < 0)
+		return control_failed("prlimit of itself (pid 0)", errno);
+	if (prlimit(victim, RLIMIT_CORE, NULL, &cur) < 0)
+		obs_add(&o, "reading its limits: %s", ename(errno));
+	else
+		/* Its own value back: harmless, should the filter let it through. */
+		ATTACK(&o, "prlimit outside (set RLIMIT_CORE)", prlimit(victim, RLIMIT_CORE, &cur, NULL));
+	return verdict(&o);
+}
+
 static int c_proc(int argc, char **argv)
 {
 	pid_t victim = (pid_t)atol(argv[0]), own;
@@ -1267,6 +1284,7 @@ static const struct {
 	{ "signal", 1, c_signal },
 	{ "ptrace", 1, c_ptrace },
 	{ "proc", 1, c_proc },
+	{ "prlimit", 1, c_prlimit },
 	{ "tty", 1, c_tty },
 	{ "fds", 1, c_fds },
 	{ "env", 2, c_env },

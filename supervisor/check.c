@@ -60,7 +60,7 @@ static const struct {
 	{ "net.families", "no packet or vsock sockets, whatever the network mode" },
 	{ "net.unix", "Unix sockets reach nothing outside the sandbox (pathname and abstract)" },
 	{ "syscall.bypass", "io_uring and foreign syscall ABIs (x32, i386) cannot get around the filter" },
-	{ "proc.isolation", "no signals, ptrace or /proc/PID/{environ,mem,cwd,root,fd} of processes outside the sandbox (their cmdline and status stay visible)" },
+	{ "proc.isolation", "no signals, ptrace, resource limits or /proc/PID/{environ,mem,cwd,root,fd} of processes outside the sandbox (their cmdline and status stay visible)" },
 	{ "tty.no_injection", "no terminal input injection (TIOCSTI, TIOCLINUX)" },
 	{ "priv.none", "no privilege: no_new_privs, no capabilities, a non-root uid when corral runs as root" },
 	{ "lifetime", "nothing outlives the run: the deadline and the exit kill the whole tree" },
@@ -854,13 +854,16 @@ static void process_canaries(struct check *c)
 		}
 		snprintf(pid, sizeof(pid), "%d", c->sleeper);
 	}
-	for (size_t i = 0; i < 2; i++) {
-		const char *name = i == 0 ? "ptrace" : "proc-pid";
+	for (size_t i = 0; i < 3; i++) {
+		static const char *const names[] = { "ptrace", "proc-pid", "prlimit" };
+		static const char *const verbs[] = { "ptrace", "proc", "prlimit" };
+		static const char *const postures[] = { "scope.ptrace", "scope.ptrace", "seccomp.deny_table" };
+		const char *name = names[i];
 		struct corral_result res = {};
 		char *line;
 
-		if (exec_canary(c, c->sb, (const char *[]){ i == 0 ? "ptrace" : "proc", pid, NULL }, CANARY_TIMEOUT,
-				0, &res, &err) < 0) {
+		if (exec_canary(c, c->sb, (const char *[]){ verbs[i], pid, NULL }, CANARY_TIMEOUT, 0, &res,
+				&err) < 0) {
 			record(c, "proc.isolation", name, R_INCONCLUSIVE, "corral could not run the canary: %s",
 			       err.message);
 			continue;
@@ -872,7 +875,7 @@ static void process_canaries(struct check *c)
 			       "control failed: the outside process (pid %s) died while the canary ran (%s)", pid,
 			       line ? line : "no verdict");
 		else
-			record_line(c, "proc.isolation", name, "scope.ptrace", line);
+			record_line(c, "proc.isolation", name, postures[i], line);
 		corral_result_clear(&res);
 	}
 }

@@ -39,6 +39,29 @@ for mode in deadline exit; do
 	done
 done
 
+# The command cannot blind the supervisor: lowering its open-files limit
+# (possible for a same-uid process, i.e. when corral runs unprivileged)
+# would keep it from opening /proc to sweep a setsid'd leftover.
+for mode in deadline exit; do
+	if [ $mode = deadline ]; then to=1 tail='time.sleep(30)'; else to=10 tail='time.sleep(0.3)'; fi
+	out=$("$C" run --timeout $to -- "$PY" -c "
+import os, resource, time
+try:
+    resource.prlimit(os.getppid(), resource.RLIMIT_NOFILE, (4, 4))
+    print('lowered', flush=True)
+except OSError as e:
+    print('refused', flush=True)
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        os.execvp('sleep', ['sleep', '69.$tag'])
+    os._exit(0)
+$tail" 2>&1)
+	expect_eq "supervisor's limit not lowerable ($mode)" "refused" "$out"
+	sleep 0.2
+	alive "sleep 69.$tag" && { bad "leftover 69 ($mode) survived"; pkill -f "sleep 69.$tag"; } || ok "leftover 69 ($mode) killed"
+done
+
 # Background leftovers holding the captured pipes do not delay the return.
 t0=$(date +%s%N)
 out=$("$C" run --json -- sh -c "sleep 65.$tag & (setsid sleep 66.$tag &) ; echo done")

@@ -157,6 +157,28 @@ static void check_filter(const struct corral_bpf *b, int net, int abi, const cha
 		}
 	}
 
+	/* Every "both arguments non-zero" row, on its two arguments. */
+	for (size_t i = 0; i < corral_sc_rules_len; i++) {
+		const struct corral_sc_rule *r = &corral_sc_rules[i];
+		int nr = seccomp_syscall_resolve_name(r->syscall);
+		bool applies = corral_sc_rule_applies(r, net, abi);
+
+		if (r->cond != CORRAL_SC_BOTH_NONZERO || nr < 0 || (!applies && other_row_applies(r, net, abi)))
+			continue;
+		for (unsigned k = 0; k < N_PICKS; k++)
+			for (unsigned m = 0; m < N_PICKS; m += 7) {
+				for (int j = 0; j < 6; j++)
+					a[j] = rnd();
+				a[r->arg] = pick(k);
+				a[r->value[0]] = pick(m);
+				want = applies && a[r->arg] && a[r->value[0]] ? SC_ERRNO(r->err) : SC_ALLOW;
+				CHECK(decide(b, AUDIT_ARCH_X86_64, nr, a) == want,
+				      "%s: %s(arg%u = %#llx, arg%u = %#llx) want %#x", tag, r->syscall, r->arg,
+				      (unsigned long long)a[r->arg], (unsigned)r->value[0],
+				      (unsigned long long)a[r->value[0]], want);
+			}
+	}
+
 	/* Every other syscall up to the newest reviewed is allowed, whatever its arguments. */
 	for (int nr = 0; nr < 1024; nr++) {
 		if (denied_nr[nr])

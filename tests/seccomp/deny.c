@@ -19,6 +19,7 @@
 #include <sys/mount.h>
 #include <sys/personality.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <termios.h>
@@ -201,6 +202,32 @@ static int check_vm_read(int expect)
 }
 
 /*
+ * prlimit64: setting another process's limits is refused (here the
+ * parent's, same uid, which the kernel itself would allow: the control run
+ * without the filter shows it); reading them, and setting its own through
+ * pid 0, work. Its own limits through its own pid are refused too: the
+ * filter cannot tell that pid from another.
+ */
+static int check_prlimit(void)
+{
+	struct rlimit cur;
+	long r = syscall(SYS_prlimit64, 0, RLIMIT_CORE, NULL, &cur);
+	int bad = sc_expect("prlimit64(0, read)", r, errno, 0);
+
+	r = syscall(SYS_prlimit64, 0, RLIMIT_CORE, &cur, NULL);
+	bad |= sc_expect("prlimit64(0, set)", r, errno, 0);
+	r = syscall(SYS_prlimit64, getppid(), RLIMIT_CORE, NULL, &cur);
+	bad |= sc_expect("prlimit64(parent, read)", r, errno, 0);
+	r = syscall(SYS_prlimit64, getppid(), RLIMIT_CORE, &cur, NULL);
+	bad |= sc_expect("prlimit64(parent, set)", r, errno, EPERM);
+	r = syscall(SYS_prlimit64, (1L << 32) | getppid(), RLIMIT_CORE, &cur, NULL);
+	bad |= sc_expect("prlimit64(parent | high bits, set)", r, errno, EPERM);
+	r = syscall(SYS_prlimit64, getpid(), RLIMIT_CORE, &cur, NULL);
+	bad |= sc_expect("prlimit64(own pid, set)", r, errno, EPERM);
+	return bad;
+}
+
+/*
  * A host where seccomp() is refused (here by an outer filter answering
  * ENOSYS, as a container runtime's might): nothing is compiled, every
  * promise is dropped with a reason, and installing the empty program is a
@@ -339,6 +366,7 @@ static int fn_ns_mount(const void *a) { return check_ns_mount(); }
 static int fn_vm_read(const void *a) { return check_vm_read(*(const int *)a); }
 static int fn_row(const void *a) { return check_row(a); }
 static int fn_unavailable(const void *a) { return check_unavailable(); }
+static int fn_prlimit(const void *a) { return check_prlimit(); }
 
 static void run_ptrace(int abi)
 {
@@ -372,6 +400,23 @@ int main(void)
 	    1, fn_vm_read, &works);
 	run("without Landlock: process_vm_readv(self), move_pages(parent) EPERM; move_pages(self) works", 0,
 	    fn_vm_read, &eperm);
+	{
+		/* Control for the prlimit row: without the filter, the parent's limit can be set. */
+		pid_t pid = fork();
+		int st;
+
+		if (pid == 0) {
+			struct rlimit cur;
+
+			_exit(syscall(SYS_prlimit64, getppid(), RLIMIT_CORE, NULL, &cur) < 0 ||
+			      syscall(SYS_prlimit64, getppid(), RLIMIT_CORE, &cur, NULL) < 0);
+		}
+		st = sc_wait(pid);
+		sc_report(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+			  "control: without the filter, prlimit64 sets the parent's limit");
+	}
+	run("prlimit64: own limits (pid 0) and reading the parent's work; setting the parent's EPERM", 1,
+	    fn_prlimit, NULL);
 	if (syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) >= 1)
 		run_ptrace(1);
 	else

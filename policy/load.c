@@ -342,7 +342,7 @@ static int k_env_set(struct corral_policy *p, const char *path, json_t *v, struc
 		char epath[PATH_BUF];
 
 		key_path(epath, sizeof(epath), path, key);
-		r = pv_env_name(path, key, err);
+		r = pv_env_name(epath, key, err);
 		if (r < 0)
 			return r;
 		if (!json_is_string(e))

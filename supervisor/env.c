@@ -2,7 +2,7 @@
 /*
  * The command's environment, built from an allow-list: a minimal PATH (or
  * env.set's), HOME = the root, LANG and TERM when set, TMPDIR = the run's
- * private tmp, then env.pass (host values) and env.set. Nothing else from
+ * private tmp, then env.pass (host values) and env.set, which win. Nothing else from
  * corral's environment gets in (tokens, SSH_AUTH_SOCK, LD_PRELOAD, BASH_ENV).
  */
 #include <stdio.h>
@@ -95,9 +95,9 @@ char **corral_env_for_run(const struct corral_sandbox *sb, const char *tmp, char
 	if (!v)
 		return NULL;
 	for (size_t i = 0; i < sb->n_envp; i++) {
-		/* An explicit TMPDIR from env.set/pass gives way to the private tmp. */
+		/* An explicit TMPDIR (env.set, env.pass) wins, as any of theirs; the private tmp stays writable. */
 		if (tmp && strncmp(sb->envp[i], "TMPDIR=", 7) == 0)
-			continue;
+			tmp = NULL;
 		v[n++] = sb->envp[i];
 	}
 	if (tmp) {

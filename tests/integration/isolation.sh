@@ -29,6 +29,11 @@ expect_eq "env: --env NAME passes the host value" "from-host" "$out"
 expect_eq "env: HOME is the root" "$R" "$("$C" run -- sh -c 'echo $HOME')"
 expect_eq "env: PATH is minimal" "/usr/local/bin:/usr/bin:/bin" "$("$C" run -- sh -c 'echo $PATH')"
 
+# An explicit TMPDIR wins over the private one (control: without it, the private tmp).
+expect_eq "env: --env TMPDIR=VALUE kept" "$R/mytmp" "$("$C" run --env TMPDIR="$R/mytmp" -- sh -c 'echo $TMPDIR')"
+expect_eq "env: --env TMPDIR passes the host value" "/host/tmp" "$(TMPDIR=/host/tmp "$C" run --env TMPDIR -- sh -c 'echo $TMPDIR')"
+expect_match "env: TMPDIR otherwise the private tmp" "/corral-tmp-" "$("$C" run -- sh -c 'echo $TMPDIR')"
+
 # Signal dispositions: what corral's caller ignores is default inside
 # (control: the same shell really ignores them outside).
 ign_out=$( (trap '' INT PIPE USR1 HUP; grep '^SigIgn:' /proc/self/status) | awk '{print $2}')

@@ -161,22 +161,61 @@ static _child_ size_t str_len(const char *s)
 }
 
 /*
- * execve |file|, searching |path| like execvp (without its /bin/sh
- * fallback for ENOEXEC, and without malloc). Returns the errno to report:
- * EACCES if any candidate was found but not executable, else the last
- * meaningful error, else ENOENT.
+ * execve |file|; on ENOEXEC, a text file without a #! line runs as a /bin/sh
+ * script, as execvp and shells do (a binary for another system does not).
+ * Returns the errno of |file|'s execve.
  */
-static _child_ int exec_search(const char *file, char *const *argv, char *const *envp, const char *path)
+/* Text, not a binary for another system (as bash decides): no ELF magic, no NUL in the first line. */
+static _child_ bool looks_like_script(const char *file)
+{
+	char b[80];
+	ssize_t n;
+	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0)
+		return false;
+	n = read(fd, b, sizeof(b));
+	close(fd);
+	if (n <= 0)
+		return n == 0; /* an empty file: sh runs nothing, as execvp does */
+	if (n >= 4 && b[0] == 0x7f && b[1] == 'E' && b[2] == 'L' && b[3] == 'F')
+		return false;
+	for (ssize_t i = 0; i < n && b[i] != '\n'; i++)
+		if (b[i] == '\0')
+			return false;
+	return true;
+}
+
+static _child_ int exec_one(const char *file, char *const *argv, char *const *envp, char **sh_argv)
+{
+	int e;
+
+	execve(file, argv, envp);
+	e = errno;
+	if (e == ENOEXEC && sh_argv && looks_like_script(file)) {
+		sh_argv[1] = (char *)file;
+		execve(sh_argv[0], sh_argv, envp);
+	}
+	return e;
+}
+
+/*
+ * execve |file|, searching |path| like execvp (with its /bin/sh fallback
+ * for ENOEXEC, without malloc: |sh_argv| comes from the parent). Returns
+ * the errno to report: EACCES if any candidate was found but not
+ * executable, else the last meaningful error, else ENOENT.
+ */
+static _child_ int exec_search(const char *file, char *const *argv, char *const *envp, const char *path,
+			       char **sh_argv)
 {
 	char buf[4096];
 	bool eacces = false;
 	size_t flen;
+	int e;
 
 	for (const char *p = file; *p; p++)
-		if (*p == '/') {
-			execve(file, argv, envp);
-			return errno;
-		}
+		if (*p == '/')
+			return exec_one(file, argv, envp, sh_argv);
 	if (!*file)
 		return ENOENT;
 	flen = str_len(file);
@@ -200,8 +239,8 @@ static _child_ int exec_search(const char *file, char *const *argv, char *const 
 			}
 			buf[n++] = '/';
 			memcpy(buf + n, file, flen + 1);
-			execve(buf, argv, envp);
-			switch (errno) {
+			e = exec_one(buf, argv, envp, sh_argv);
+			switch (e) {
 			case EACCES:
 				eacces = true;
 				break;
@@ -214,8 +253,8 @@ static _child_ int exec_search(const char *file, char *const *argv, char *const 
 			case ENAMETOOLONG:
 				break;
 			default:
-				/* Found but unusable (ENOEXEC, ETXTBSY, E2BIG...): stop like execvp. */
-				return errno;
+				/* Found but unusable (ETXTBSY, E2BIG, ENOEXEC with no /bin/sh...): stop like execvp. */
+				return e;
 			}
 		}
 		if (!*end)
@@ -404,5 +443,5 @@ _child_ int corral_child_main(void *arg)
 	}
 
 	((struct corral_child *)c)->reached_exec = true;
-	fail(err_w, STAGE_EXEC, exec_search(c->argv[0], c->argv, c->envp, c->path));
+	fail(err_w, STAGE_EXEC, exec_search(c->argv[0], c->argv, c->envp, c->path, c->sh_argv));
 }

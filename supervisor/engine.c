@@ -746,6 +746,7 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 	const char *in_data = opts->stdin_data;
 	size_t in_len = opts->stdin_len, in_off = 0;
 	struct corral_child child = {};
+	char **sh_argv = NULL;
 	struct corral_child_report rep = {};
 	struct tally tally = {};
 	sigset_t all, old;
@@ -862,6 +863,20 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 		.parent = getpid(),
 		.rlimits = sp->rlimits,
 	};
+	{
+		size_t argc = 0;
+
+		while (sp->argv[argc])
+			argc++;
+		/* NULL (no fallback) if this fails: the child then reports ENOEXEC. */
+		sh_argv = calloc(argc + 2, sizeof(*sh_argv));
+		if (sh_argv) {
+			sh_argv[0] = (char *)"/bin/sh";
+			for (size_t i = 1; i < argc; i++)
+				sh_argv[i + 1] = sp->argv[i];
+			child.sh_argv = sh_argv;
+		}
+	}
 	for (char *const *e = sp->envp; e && *e; e++)
 		if (strncmp(*e, "PATH=", 5) == 0)
 			child.path = *e + 5;
@@ -1181,6 +1196,7 @@ out:
 	safe_close(errs.fd);
 	free(out.buf);
 	free(errs.buf);
+	free(sh_argv);
 	if (r < 0)
 		corral_result_clear(res);
 	return r;

@@ -164,6 +164,12 @@ struct corral_child {
 	const struct corral_spawn_rlimits *rlimits; /* may be NULL */
 	const cpu_set_t *cpus; /* the command's CPU mask, when the child starts pinned; or NULL */
 	/*
+	 * For a file without a #! line (ENOEXEC), run as execvp and shells do:
+	 * { "/bin/sh", (the file, filled in by the child), argv[1..], NULL },
+	 * allocated by the parent for the child's use only; or NULL.
+	 */
+	char **sh_argv;
+	/*
 	 * Set by the child just before execve. The child shares the parent's
 	 * memory (CLONE_VM|CLONE_VFORK), so when it ends with neither a report
 	 * nor this flag, a setup step failed and could not even report (e.g.

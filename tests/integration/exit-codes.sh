@@ -18,6 +18,20 @@ printf 'echo hi\n' > "$R/script.sh"; chmod 644 "$R/script.sh"
 err=$("$C" run -- ./script.sh 2>&1); rc=$?
 expect_eq "not executable -> 126" 126 $rc
 expect_match "not executable message" "^corral: \./script\.sh: Permission denied$" "$err"
+# An executable text file without #! runs as a /bin/sh script, as execvp and
+# shells do, by path and through PATH; a binary for another system does not.
+chmod 755 "$R/script.sh"; printf 'echo "args:$*"\n' > "$R/args.sh"; chmod 755 "$R/args.sh"
+out=$("$C" run -- ./script.sh); rc=$?
+expect_eq "no #!: run by /bin/sh" "0 hi" "$rc $out"
+out=$("$C" run -- ./args.sh a 'b c'); rc=$?
+expect_eq "no #!: arguments passed" "0 args:a b c" "$rc $out"
+out=$("$C" run --env PATH="$R:/usr/bin:/bin" -- args.sh x); rc=$?
+expect_eq "no #!: found through PATH" "0 args:x" "$rc $out"
+printf '\177ELF\002\001\001garbage' > "$R/foreign"; chmod 755 "$R/foreign"
+err=$("$C" run -- ./foreign 2>&1); rc=$?
+expect_eq "foreign binary -> 126, not run by sh" "126 corral: ./foreign: Exec format error" "$rc $err"
+printf 'x\000y\n' > "$R/nul"; chmod 755 "$R/nul"
+"$C" run -- ./nul 2>/dev/null; expect_eq "NUL in the first line -> 126" 126 $?
 mkdir "$R/adir"
 "$C" run -- ./adir 2>/dev/null; expect_eq "directory -> 126" 126 $?
 err=$("$C" run --root /no/such/dir -- true 2>&1); rc=$?

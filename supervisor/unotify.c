@@ -109,7 +109,12 @@ int corral_unix_mode(const struct corral_policy *p, int landlock_abi, int *hando
 				   "connect/sendto/sendmsg of Unix sockets checked by the supervisor "
 				   "(seccomp user notification): only socket files under the root, the "
 				   "private tmp and read_write paths; abstract addresses refused");
-		*handover_fd = (int)p->limits.open_files;
+		/*
+		 * At the limit: the first number the command cannot allocate.
+		 * Never below 3, which would replace one of its stdio fds
+		 * (any number at or above the limit will do).
+		 */
+		*handover_fd = p->limits.open_files < 3 ? 3 : (int)p->limits.open_files;
 		return CORRAL_UNIX_MEDIATED;
 	}
 	corral_posture_add(ps, "net.unix_refused", CORRAL_PROMISE_ENFORCED,

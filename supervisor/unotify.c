@@ -468,6 +468,21 @@ static pid_t helper_spawn(const struct corral_unotify_plan *plan, int *sock_out)
 struct inflight {
 	uint64_t id;
 	bool mmsg; /* sendmmsg: answer 1 (one message sent), not the byte count */
+	int helper; /* which helper makes the call */
+};
+
+/*
+ * A helper makes the calls it is given one after the other, and a call
+ * blocks as the caller's would (a full peer, a full backlog). So a call
+ * goes to an idle helper, and a new one is forked (up to
+ * CORRAL_UNOTIFY_HELPERS_MAX) when every helper is busy: one thread blocked
+ * sending into a full socket does not hold up another's send, which may be
+ * the one that lets the peer drain it.
+ */
+struct helper {
+	int sock; /* -1: none (not started, or gone) */
+	pid_t pid;
+	unsigned busy; /* calls given, not answered */
 };
 
 struct corral_unotify {
@@ -475,9 +490,9 @@ struct corral_unotify {
 	const char *tmp_path;
 	int tmp_fd;
 	int listener;
-	int hsock;
-	pid_t hpid;
-	bool helper_dead;
+	struct helper helpers[CORRAL_UNOTIFY_HELPERS_MAX];
+	size_t n_helpers; /* slots used, gone ones included */
+	bool spawn_failed;
 	struct seccomp_notif *req;
 	struct seccomp_notif_resp *resp;
 	size_t req_size, resp_size;
@@ -533,8 +548,6 @@ struct corral_unotify *corral_unotify_start(const struct corral_sandbox *sb,
 	un->tmp_path = run ? run->tmp_path : NULL;
 	un->tmp_fd = run ? run->tmp_fd : -1;
 	un->listener = lfd;
-	un->hsock = -1;
-	un->hpid = -1;
 	return un;
 fail:
 	/* Closing the listener makes every mediated call fail with ENOSYS: closed, not open. */
@@ -553,11 +566,15 @@ void corral_unotify_free(struct corral_unotify *u)
 	if (!u)
 		return;
 	safe_close(u->listener);
-	safe_close(u->hsock);
-	if (u->hpid > 0) {
-		kill(u->hpid, SIGKILL);
-		while (waitpid(u->hpid, NULL, __WALL) < 0 && errno == EINTR)
-			;
+	for (size_t i = 0; i < u->n_helpers; i++) {
+		struct helper *h = &u->helpers[i];
+
+		safe_close(h->sock);
+		if (h->pid > 0) {
+			kill(h->pid, SIGKILL);
+			while (waitpid(h->pid, NULL, __WALL) < 0 && errno == EINTR)
+				;
+		}
 	}
 	free(u->req);
 	free(u->resp);
@@ -573,8 +590,9 @@ int corral_unotify_pollfds(struct corral_unotify *u, struct pollfd *pf)
 		return 0;
 	if (u->listener >= 0)
 		pf[n++] = (struct pollfd){ .fd = u->listener, .events = POLLIN };
-	if (u->hsock >= 0)
-		pf[n++] = (struct pollfd){ .fd = u->hsock, .events = POLLIN };
+	for (size_t i = 0; i < u->n_helpers; i++)
+		if (u->helpers[i].sock >= 0)
+			pf[n++] = (struct pollfd){ .fd = u->helpers[i].sock, .events = POLLIN };
 	return n;
 }
 
@@ -809,6 +827,48 @@ static ssize_t gather(pid_t tid, uint64_t iov_ptr, uint64_t iovlen, uint8_t *buf
  * Handle one notification. Returns 0 when it was answered or handed to the
  * helper; the caller answers nothing more.
  */
+/*
+ * The helper for the next call: an idle one, else a new one, else (all
+ * CORRAL_UNOTIFY_HELPERS_MAX busy) the least busy. -1 when none can be had.
+ */
+static int pick_helper(struct corral_unotify *u)
+{
+	int best = -1, free_slot = -1;
+
+	for (size_t i = 0; i < u->n_helpers; i++) {
+		const struct helper *h = &u->helpers[i];
+
+		if (h->sock < 0) {
+			if (free_slot < 0)
+				free_slot = (int)i;
+			continue;
+		}
+		if (h->busy == 0)
+			return (int)i;
+		if (best < 0 || h->busy < u->helpers[best].busy)
+			best = (int)i;
+	}
+	if (free_slot < 0 && u->n_helpers < CORRAL_UNOTIFY_HELPERS_MAX)
+		free_slot = (int)u->n_helpers;
+	if (free_slot >= 0 && !u->spawn_failed) {
+		struct helper *h = &u->helpers[free_slot];
+		int sock = -1;
+		pid_t pid = helper_spawn(u->plan, &sock);
+
+		if (pid >= 0) {
+			if (h->pid > 0) /* a gone helper's slot: reap it first */
+				while (waitpid(h->pid, NULL, __WALL) < 0 && errno == EINTR)
+					;
+			*h = (struct helper){ .sock = sock, .pid = pid };
+			if ((size_t)free_slot == u->n_helpers)
+				u->n_helpers++;
+			return free_slot;
+		}
+		u->spawn_failed = true;
+	}
+	return best;
+}
+
 static void mediate(struct corral_unotify *u)
 {
 	const struct seccomp_notif *q = u->req;
@@ -821,6 +881,7 @@ static void mediate(struct corral_unotify *u)
 	size_t copied = 0, ctl_len = 0;
 	bool mmsg = false, has_addr;
 	pid_t tid = (pid_t)q->pid;
+	int hi;
 	ssize_t total = 0;
 
 	memset(h, 0, sizeof(*h));
@@ -974,17 +1035,8 @@ static void mediate(struct corral_unotify *u)
 		goto out;
 	}
 
-	if (u->hsock < 0 && !u->helper_dead) {
-		pid_t pid = helper_spawn(u->plan, &u->hsock);
-
-		if (pid < 0) {
-			u->helper_dead = true;
-			err = EAGAIN;
-			goto answer;
-		}
-		u->hpid = pid;
-	}
-	if (u->hsock < 0 || u->n_inflight >= INFLIGHT_MAX) {
+	hi = pick_helper(u);
+	if (hi < 0 || u->n_inflight >= INFLIGHT_MAX) {
 		err = EAGAIN;
 		goto answer;
 	}
@@ -1004,11 +1056,12 @@ static void mediate(struct corral_unotify *u)
 		cm->cmsg_type = SCM_RIGHTS;
 		cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
 		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
-		if (sendmsg(u->hsock, &m, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+		if (sendmsg(u->helpers[hi].sock, &m, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
 			err = errno == EAGAIN ? EAGAIN : EIO;
 			goto answer;
 		}
-		u->inflight[u->n_inflight++] = (struct inflight){ q->id, mmsg };
+		u->helpers[hi].busy++;
+		u->inflight[u->n_inflight++] = (struct inflight){ q->id, mmsg, hi };
 	}
 	goto out;
 
@@ -1021,27 +1074,34 @@ out:
 	safe_close(pidfd);
 }
 
-static void helper_reply(struct corral_unotify *u)
+static void helper_reply(struct corral_unotify *u, int hi)
 {
+	struct helper *h = &u->helpers[hi];
 	struct hrep rep;
-	ssize_t n = recv(u->hsock, &rep, sizeof(rep), MSG_DONTWAIT);
+	ssize_t n = recv(h->sock, &rep, sizeof(rep), MSG_DONTWAIT);
 
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n != (ssize_t)sizeof(rep)) {
-		/* The helper is gone: every call it held fails; later ones get EAGAIN. */
-		for (size_t i = 0; i < u->n_inflight; i++)
-			respond(u, u->inflight[i].id, 0, EIO);
-		u->n_inflight = 0;
-		u->hsock = safe_close(u->hsock);
-		u->helper_dead = true;
+		/* This helper is gone: every call it held fails; the others carry on. */
+		for (size_t i = 0; i < u->n_inflight;)
+			if (u->inflight[i].helper == hi) {
+				respond(u, u->inflight[i].id, 0, EIO);
+				u->inflight[i] = u->inflight[--u->n_inflight];
+			} else {
+				i++;
+			}
+		h->sock = safe_close(h->sock);
+		h->busy = 0;
 		return;
 	}
 	for (size_t i = 0; i < u->n_inflight; i++)
-		if (u->inflight[i].id == rep.id) {
+		if (u->inflight[i].id == rep.id && u->inflight[i].helper == hi) {
 			bool mmsg = u->inflight[i].mmsg;
 
 			u->inflight[i] = u->inflight[--u->n_inflight];
+			if (h->busy)
+				h->busy--;
 			respond(u, rep.id, rep.err ? 0 : mmsg ? 1 : rep.val, rep.err);
 			return;
 		}
@@ -1074,8 +1134,12 @@ void corral_unotify_handle(struct corral_unotify *u, const struct pollfd *pf, in
 				/* Every filtered task is gone. */
 				u->listener = safe_close(u->listener);
 			}
-		} else if (pf[i].fd == u->hsock) {
-			helper_reply(u);
+		} else {
+			for (size_t k = 0; k < u->n_helpers; k++)
+				if (u->helpers[k].sock >= 0 && pf[i].fd == u->helpers[k].sock) {
+					helper_reply(u, (int)k);
+					break;
+				}
 		}
 	}
 }

@@ -137,6 +137,30 @@ done
 expect_eq "the hand-over flag bit is refused (EPERM) and the hand-over fd (open_files) cannot be had" \
 	"plain=ok magic=EPERM dupK=EBADF" "$(run --open-files 64 -- ./unixt magic 64)"
 
+# A mediated call that blocks (a sendmsg into a full socketpair) does not
+# hold up another thread's, which here is the one that lets the peer drain:
+# the helpers are a pool. Control: the same program outside.
+cat > "$R/twosend.py" <<'PYEOF'
+import socket, threading, time
+a, b = socket.socketpair()
+big = b"x" * (4 << 20)
+def writer():
+    n = 0
+    while n < len(big):
+        n += a.sendmsg([big[n:n + 65536]])
+t = threading.Thread(target=writer); t.start()
+time.sleep(0.3)
+b.sendmsg([b"hello"])
+got = 0
+while got < len(big):
+    got += len(b.recv(1 << 20))
+t.join()
+print("done", a.recv(10).decode())
+PYEOF
+expect_eq "control: two threads sending on a socketpair, outside" "done hello" "$("$PY" "$R/twosend.py")"
+expect_eq "two threads sending on a socketpair, one blocked: no deadlock" "done hello" \
+	"$(run --timeout 20 -- "$PY" twosend.py 2>&1)"
+
 # A read_write path outside the root: its sockets are reachable.
 RW=$(mktemp -d /tmp/corral-rw.XXXXXX); cleanup_dirs+=("$RW"); chmod 777 "$RW"
 "$UNIXT" listen "$RW/rw.sock" 30 > "$RW/count" &

@@ -331,6 +331,8 @@ int main(int argc, char **argv)
 		return corral_canary_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "check") == 0)
 		return cli_check(argc - 1, argv + 1);
-	return cli_fail(argv_wants_json(argc - 1, argv + 1, "+:"), CORRAL_E_USAGE,
+	/* --json before the word (corral --json bogus) or after it (corral bogus --json). */
+	return cli_fail(argv_wants_json(argc, argv, "+:") || argv_wants_json(argc - 1, argv + 1, "+:"),
+			CORRAL_E_USAGE,
 			"unknown command '%s' (see corral --help)", cmd);
 }

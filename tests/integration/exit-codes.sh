@@ -92,6 +92,11 @@ expect_eq "--json as an option's value is not --json" "125 ''" "$rc '$out'"
 out=$("$C" run --jso --root /no/such/dir true); rc=$?
 expect_eq "an abbreviated --json still is (getopt's rule)" "125 not_found" "$rc $(printf '%s' "$out" | json '["error"]["code"]' | tr -d "'")"
 
+out=$("$C" --json run -- true); rc=$?
+expect_eq "--json before the subcommand: a JSON usage error" "125 usage" "$rc $(printf '%s' "$out" | json '["error"]["code"]' | tr -d "'")"
+out=$("$C" bogus --json); rc=$?
+expect_eq "unknown command with --json: a JSON usage error" "125 usage" "$rc $(printf '%s' "$out" | json '["error"]["code"]' | tr -d "'")"
+
 # -c runs /bin/sh -c
 expect_eq "-c shell string" "a b" "$("$C" run -c 'echo a b')"
 # stdin passes through

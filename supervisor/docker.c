@@ -183,19 +183,39 @@ static bool path_within(const char *inner, const char *outer)
 
 /*
  * Refuse to mount anything that is, or contains, a container daemon's
- * socket (docker's, the one DOCKER_HOST names, containerd's, podman's):
- * with it the command would own the host. Compared both as written and with
- * symlinks resolved (/var/run is usually a link to /run).
+ * socket (docker's, the one DOCKER_HOST names, podman's), or that is in or
+ * contains a daemon's state directory: docker keeps its own containerd's
+ * socket in /run/docker/containerd, and its other sockets beside it; every
+ * one of them owns the host. Compared both as written and with symlinks
+ * resolved (/var/run is usually a link to /run).
  */
 static int refuse_socket(const char *key, const char *path, const char *sock, struct corral_error *err)
 {
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	char xdg_docker[PATH_MAX] = "", xdg_dir[PATH_MAX] = "", xdg_podman[PATH_MAX] = "", xdg_ctd[PATH_MAX] = "";
 	const char *socks[] = {
-		"/var/run/docker.sock", "/run/docker.sock", "/run/containerd/containerd.sock",
-		"/run/podman/podman.sock", sock,
+		"/var/run/docker.sock", "/run/docker.sock", "/run/podman/podman.sock", sock,
+		xdg_docker[0] ? xdg_docker : NULL,
+	};
+	/* Directories: refused when the path covers one or lies inside one. */
+	const char *dirs[] = {
+		"/run/docker", "/var/run/docker", "/run/containerd", "/var/run/containerd", "/run/podman",
+		"/var/run/podman", "/run/crio", "/var/run/crio", "/run/buildkit", "/var/lib/docker",
+		"/var/lib/containerd", NULL, NULL, NULL,
 	};
 	char rp[PATH_MAX], rs[PATH_MAX];
 	bool have_rp = realpath(path, rp) != NULL;
 
+	if (xdg && xdg[0] == '/' && strlen(xdg) < PATH_MAX - 32) {
+		snprintf(xdg_docker, sizeof(xdg_docker), "%s/docker.sock", xdg);
+		snprintf(xdg_dir, sizeof(xdg_dir), "%s/docker", xdg);
+		snprintf(xdg_podman, sizeof(xdg_podman), "%s/podman", xdg);
+		snprintf(xdg_ctd, sizeof(xdg_ctd), "%s/containerd", xdg);
+		dirs[ARRAY_SIZE(dirs) - 3] = xdg_dir;
+		dirs[ARRAY_SIZE(dirs) - 2] = xdg_podman;
+		dirs[ARRAY_SIZE(dirs) - 1] = xdg_ctd;
+		socks[ARRAY_SIZE(socks) - 1] = xdg_docker;
+	}
 	for (size_t i = 0; i < ARRAY_SIZE(socks); i++) {
 		if (!socks[i])
 			continue;
@@ -206,6 +226,21 @@ static int refuse_socket(const char *key, const char *path, const char *sock, st
 			return corral_err(err, CORRAL_E_POLICY, EPERM,
 					  "%s: %s is or contains the container daemon socket %s; corral never "
 					  "mounts it into a container", key, path, socks[i]);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
+		bool hit;
+
+		if (!dirs[i])
+			continue;
+		hit = path_within(dirs[i], path) || path_within(path, dirs[i]) ||
+		      (have_rp && (path_within(dirs[i], rp) || path_within(rp, dirs[i])));
+		if (!hit && realpath(dirs[i], rs))
+			hit = path_within(rs, path) || path_within(path, rs) ||
+			      (have_rp && (path_within(rs, rp) || path_within(rp, rs)));
+		if (hit)
+			return corral_err(err, CORRAL_E_POLICY, EPERM,
+					  "%s: %s is in or contains %s, a container daemon's state and sockets; "
+					  "corral never mounts it into a container", key, path, dirs[i]);
 	}
 	return 0;
 }
@@ -568,7 +603,8 @@ static int exec_failed(struct corral_result *res, char *line, const char *cmd, s
 	return 0;
 }
 
-int corral_docker_map_result(struct corral_result *res, bool captured, const char *cmd, struct corral_error *err)
+int corral_docker_map_result(struct corral_result *res, bool captured, const char *cmd, bool started,
+			     struct corral_error *err)
 {
 	int s = res->exit_status;
 	char *l;
@@ -579,6 +615,8 @@ int corral_docker_map_result(struct corral_result *res, bool captured, const cha
 	if (captured && res->stderr_buf && (s == 125 || s == 126 || s == 127)) {
 		/* docker run's own failures print "docker: ..." and exit 125 (daemon), 126, 127 (runc exec). */
 		l = find_line(res->stderr_buf, res->stderr_len, "docker: ");
+		if (l && s == 125 && started)
+			l = NULL; /* the command's own line and status */
 		if (l && s == 125) {
 			size_t n = strcspn(l + 8, "\n");
 			if (n > 400)
@@ -1145,6 +1183,30 @@ static void remove_container(const struct docker_run *run)
 	}
 }
 
+/*
+ * Did the daemon start this run's container? Its event log says (a "start"
+ * event for the name since |since|), asked only when docker run exited 125:
+ * the client's own failures and a command's own "exit 125" look the same
+ * on the client's side. False when it cannot be asked (no API socket).
+ */
+static bool container_started(const struct docker_run *run, time_t since)
+{
+	char path[512], body[4096];
+	struct timespec now;
+	int s;
+
+	if (!run->d->sock)
+		return false;
+	clock_gettime(CLOCK_REALTIME, &now);
+	/* until = now, to the nanosecond: a later one makes the daemon wait for it. */
+	snprintf(path, sizeof(path),
+		 "/events?since=%lld&until=%lld.%09ld&filters=%%7B%%22container%%22%%3A%%5B%%22%s%%22%%5D%%2C"
+		 "%%22event%%22%%3A%%5B%%22start%%22%%5D%%7D",
+		 (long long)since - 1, (long long)now.tv_sec, now.tv_nsec, run->name);
+	s = api_request(run->d->sock, "GET", path, body, sizeof(body));
+	return s == 200 && strstr(body, "\"start\"") != NULL;
+}
+
 static void docker_on_finish(void *arg)
 {
 	struct docker_run *run = arg;
@@ -1265,12 +1327,14 @@ int corral_docker_exec(struct corral_docker *d, const struct corral_exec_opts *o
 		       struct corral_error *err)
 {
 	struct docker_run run = { .d = d, .maybe_uncreated = true };
+	time_t t_start;
 	char **argv = NULL;
 	uint8_t rnd[8];
 	int r;
 
 	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
 		return corral_err(err, CORRAL_E_SETUP, errno, "docker provider: getrandom: %s", strerror(errno));
+	t_start = time(NULL);
 	snprintf(run.name, sizeof(run.name), "corral-%02x%02x%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1], rnd[2],
 		 rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
 	r = corral_docker_argv(d, opts, run.name, &argv, err);
@@ -1304,7 +1368,10 @@ int corral_docker_exec(struct corral_docker *d, const struct corral_exec_opts *o
 		return corral_err(err, CORRAL_E_PROVIDER, e, "docker provider: cannot execute %s: %s", d->client,
 				  strerror(e));
 	}
-	r = corral_docker_map_result(res, opts->capture, opts->shell ? "/bin/sh" : opts->argv[0], err);
+	r = corral_docker_map_result(res, opts->capture, opts->shell ? "/bin/sh" : opts->argv[0],
+				     res->exited && res->exit_status == 125 && opts->capture &&
+					     container_started(&run, t_start),
+				     err);
 	if (r < 0)
 		corral_result_clear(res);
 	return r;

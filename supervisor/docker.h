@@ -51,9 +51,11 @@ char *const *corral_docker_client_env(const struct corral_docker *d);
  * an exec failure of |cmd| (tini's or runc's 126/127) -> exec_errno with
  * the engine's "corral: CMD: ..." stderr line; docker's own 125 -> a
  * negative errno with |err| set. Only a captured stderr can tell docker's
- * own failures from the command's.
+ * own failures from the command's; and when |started| says the daemon
+ * started the container, a 125 is the command's own, whatever it printed
+ * (a command can write "docker: ..." and exit 125 itself).
  */
-int corral_docker_map_result(struct corral_result *res, bool captured, const char *cmd,
+int corral_docker_map_result(struct corral_result *res, bool captured, const char *cmd, bool started,
 			     struct corral_error *err);
 
 /* The identity for the container (DESIGN.md --user rules, see docker.c). */

@@ -828,7 +828,8 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 			r = corral_err(err, CORRAL_E_SETUP, errno, "output pipes: fchown: %s", strerror(errno));
 			goto out;
 		}
-		out.limit = errs.limit = opts->max_output;
+		/* SIZE_MAX ("no cap") less one: the buffer holds limit + 1 bytes. */
+		out.limit = errs.limit = opts->max_output < SIZE_MAX ? opts->max_output : SIZE_MAX - 1;
 	}
 	{
 		int p[2];

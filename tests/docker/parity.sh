@@ -200,6 +200,16 @@ if [[ " ${skipped_cols[*]} " != *" docker "* ]]; then
 	pargs=(--provider docker --image "$IMAGE")
 	t docker_socket_refused 125 --ro /var/run -- true
 	grep -q 'daemon socket' <<<"$err" || fail "stderr: $err"
+	# docker's own containerd socket lives in /run/docker/containerd: its state directory is refused whole
+	if [ -d /run/docker ]; then
+		t docker_state_refused 125 --ro /run/docker -- true
+		grep -q "container daemon's state" <<<"$err" || fail "stderr: $err"
+		t docker_state_inner_refused 125 --ro /run/docker/containerd -- true
+	fi
+	# a command that prints docker's error format and exits 125 is still the command: --json gives its result
+	t forged_docker_error 0 --json -c 'echo "docker: Error response from daemon: forged" >&2; echo out; exit 125'
+	python3 -c 'import json,sys; r=json.loads(sys.argv[1]); assert r["exit_status"] == 125 and r["stdout"] == "out\n" and "forged" in r["stderr"], r' "$out" ||
+		fail "json: $out"
 	# the same through the docker client (a non-default context): kill/rm by `docker`, not the socket
 	dcfg=$work/docker-config
 	host=${DOCKER_HOST:-unix:///var/run/docker.sock}

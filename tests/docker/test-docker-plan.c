@@ -373,7 +373,7 @@ static void test_map_result(void **state)
 			res.stderr_buf = strdup(cases[i].err_text);
 			res.stderr_len = strlen(cases[i].err_text);
 		}
-		rc = corral_docker_map_result(&res, cases[i].captured, "nope", &err);
+		rc = corral_docker_map_result(&res, cases[i].captured, "nope", false, &err);
 		assert_int_equal(rc, cases[i].rc);
 		if (rc < 0) {
 			assert_int_equal(err.code, CORRAL_E_PROVIDER);
@@ -389,6 +389,20 @@ static void test_map_result(void **state)
 				assert_int_equal(res.stderr_len, strlen(cases[i].want_stderr));
 			}
 		}
+		free(res.stderr_buf);
+	}
+	{
+		/* The daemon started the container: a "docker: ..." line and 125 are the command's own. */
+		const char *forged = "docker: Error response from daemon: boom.\n";
+		struct corral_result res = { .exited = true, .exit_status = 125 };
+		struct corral_error err = {};
+
+		res.stderr_buf = strdup(forged);
+		res.stderr_len = strlen(forged);
+		assert_int_equal(corral_docker_map_result(&res, true, "nope", true, &err), 0);
+		assert_true(res.exited);
+		assert_int_equal(res.exit_status, 125);
+		assert_string_equal(res.stderr_buf, forged);
 		free(res.stderr_buf);
 	}
 }

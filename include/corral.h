@@ -191,8 +191,8 @@ struct corral_exec_opts {
 	 * when continued itself (docs/threat-model.md "Interactive runs").
 	 */
 	bool stdin_passthrough;
-	size_t max_output;         /* per-stream cap; 0: the policy's limits.output */
-	double timeout;            /* seconds; 0: the policy's timeout */
+	size_t max_output;         /* per-stream cap; 0: the policy's limits.output; SIZE_MAX: none */
+	double timeout;            /* seconds; 0: the policy's timeout; NaN or infinite: EINVAL */
 	/*
 	 * With |has_cancel_fd|: the run is cancelled once |cancel_fd| becomes
 	 * readable (e.g. a self-pipe a signal handler writes to): the whole
@@ -219,6 +219,13 @@ struct corral_result {
 	bool stderr_truncated;
 	double wall_ms;
 	double cpu_ms;             /* user + system of the whole reaped tree */
+	/*
+	 * Peak resident set of the largest process of the tree. The command
+	 * is started sharing the caller's memory until execve, and the kernel
+	 * counts that memory's size then into the peak: for a caller larger
+	 * than the command, this is at least the caller's resident size (the
+	 * corral CLI's supervisor is ~3 MiB, so its figure is the command's).
+	 */
 	long max_rss_kb;
 	const char *provider;      /* "local" or "docker" (static string) */
 };
@@ -232,6 +239,16 @@ struct corral_result {
  * For the first 5 ms of a run the calling thread is pinned to the CPU it
  * is on (its own mask is restored after, and the command always gets it):
  * see docs/threat-model.md.
+ *
+ * What it does to the calling process: from the first call on, the
+ * process is a child subreaper (PR_SET_CHILD_SUBREAPER), so the runs'
+ * orphaned descendants come to it and corral kills and reaps them; so do
+ * the orphans of the caller's own children (a `system("cmd &")`), which
+ * the caller must reap itself or they stay zombies. The caller must not
+ * reap children it did not start (no SIGCHLD set to SIG_IGN, no
+ * waitpid(-1)): the run then fails with an error rather than report a
+ * status it never saw. The caller's own children are left alone, also
+ * when it runs with no_new_privs.
  */
 int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_exec_opts *opts,
 			struct corral_result *res, struct corral_error *err);

@@ -196,17 +196,59 @@ static pid_t proc_sid(pid_t pid)
 	return sid;
 }
 
-/* Is |pid| confined (no_new_privs set: every sandboxed process has it)? */
-static bool proc_nnp(pid_t pid)
+/* The number after |key| in a /proc status text, or -1. */
+static int status_field(const char *buf, const char *key)
+{
+	const char *p = strstr(buf, key);
+
+	return p ? atoi(p + strlen(key)) : -1;
+}
+
+/*
+ * What tells this run's processes from the host's own children: every
+ * process of a confined run has no_new_privs, and, when the run installs a
+ * seccomp filter, one more filter than the host has (Seccomp_filters,
+ * Linux 5.9+). no_new_privs alone is not enough: a host that has it
+ * itself (systemd's NoNewPrivileges=, docker's no-new-privileges, a host
+ * inside another sandbox) hands it to all its children, and the sweep
+ * would kill them. |min_filters| < 0: no_new_privs alone (a run without a
+ * filter, or a kernel that does not show the count).
+ */
+struct owner_test {
+	bool confined;  /* the run was confined (else only its session is its own) */
+	bool filtered;  /* the run installs a seccomp filter */
+	bool known;     /* min_filters computed */
+	int min_filters;
+};
+
+static int owner_min_filters(struct owner_test *o)
+{
+	if (!o->known) {
+		char buf[4096];
+		int host = -1;
+
+		if (o->filtered && read_small("/proc/self/status", buf, sizeof(buf)) > 0)
+			host = status_field(buf, "\nSeccomp_filters:");
+		o->min_filters = host >= 0 ? host + 1 : -1;
+		o->known = true;
+	}
+	return o->min_filters;
+}
+
+/* Is |pid| one of this run's confined processes (see struct owner_test)? */
+static bool proc_confined(pid_t pid, struct owner_test *o)
 {
 	char path[64], buf[4096];
-	const char *p;
+	int min, n;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	if (read_small(path, buf, sizeof(buf)) < 0)
+	if (!o->confined)
 		return false;
-	p = strstr(buf, "\nNoNewPrivs:");
-	return p && atoi(p + strlen("\nNoNewPrivs:")) == 1;
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	if (read_small(path, buf, sizeof(buf)) < 0 || status_field(buf, "\nNoNewPrivs:") != 1)
+		return false;
+	min = owner_min_filters(o);
+	n = status_field(buf, "\nSeccomp_filters:");
+	return min < 0 || n < 0 || n >= min;
 }
 
 /*
@@ -281,7 +323,7 @@ static void tally_add(struct tally *t, const struct rusage *ru)
  * (WNOHANG: waitid only takes a child that has exited).
  */
 #define ORPHAN_REAP_MS 20
-static void reap_orphans(pid_t sid, struct tally *t)
+static void reap_orphans(pid_t sid, struct owner_test *o, struct tally *t)
 {
 	pid_t kids[512];
 	size_t n;
@@ -296,7 +338,7 @@ static void reap_orphans(pid_t sid, struct tally *t)
 		if (reg_is_main(kids[i]))
 			continue;
 		s = proc_sid(kids[i]);
-		if (!(s == sid || (!reg_is_other_sid(s, sid) && proc_nnp(kids[i]))))
+		if (!(s == sid || (!reg_is_other_sid(s, sid) && proc_confined(kids[i], o))))
 			continue;
 		if (waitid(P_PID, (id_t)kids[i], &si, WEXITED | WNOHANG | WNOWAIT | __WALL) < 0 ||
 		    si.si_pid != kids[i])
@@ -331,7 +373,7 @@ static bool no_children(void)
 	return waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) < 0 && errno == ECHILD;
 }
 
-static void sweep(pid_t sid, struct tally *t)
+static void sweep(pid_t sid, struct owner_test *o, struct tally *t)
 {
 	pid_t kids[512], mine[512];
 
@@ -345,7 +387,7 @@ static void sweep(pid_t sid, struct tally *t)
 			if (reg_is_main(kids[i]))
 				continue;
 			s = proc_sid(kids[i]);
-			if (s == sid || (!reg_is_other_sid(s, sid) && proc_nnp(kids[i])))
+			if (s == sid || (!reg_is_other_sid(s, sid) && proc_confined(kids[i], o)))
 				mine[m++] = kids[i];
 		}
 		if (m == 0)
@@ -354,11 +396,12 @@ static void sweep(pid_t sid, struct tally *t)
 			kill(mine[i], SIGKILL);
 		for (size_t i = 0; i < m; i++) {
 			struct rusage ru;
+			pid_t w;
 			int st;
 
-			while (wait4(mine[i], &st, __WALL, &ru) < 0 && errno == EINTR)
+			while ((w = wait4(mine[i], &st, __WALL, &ru)) < 0 && errno == EINTR)
 				;
-			if (errno != ECHILD)
+			if (w == mine[i])
 				tally_add(t, &ru);
 		}
 	}
@@ -749,6 +792,10 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 	char **sh_argv = NULL;
 	struct corral_child_report rep = {};
 	struct tally tally = {};
+	struct owner_test owner = {
+		.confined = sp->confine != NULL,
+		.filtered = sp->confine && (sp->confine->have_bpf || sp->confine->unotify),
+	};
 	sigset_t all, old;
 	void *stack = MAP_FAILED;
 	double t0, deadline, last_reap = 0;
@@ -937,9 +984,12 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 			rep = (struct corral_child_report){ .stage = STAGE_UNREPORTED, .err = EIO };
 	}
 	if (rep.err) {
-		while (wait4(pid, &status, __WALL, &ru) < 0 && errno == EINTR)
+		pid_t w;
+
+		while ((w = wait4(pid, &status, __WALL, &ru)) < 0 && errno == EINTR)
 			;
-		tally_add(&tally, &ru);
+		if (w == pid)
+			tally_add(&tally, &ru);
 		main_reaped = true;
 		pthread_mutex_lock(&g_lock);
 		reg_del(pid);
@@ -1019,7 +1069,7 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 			left = 10; /* no pidfd (Linux < 5.3): poll the child */
 		}
 		if (now - last_reap >= ORPHAN_REAP_MS) {
-			reap_orphans(pid, &tally);
+			reap_orphans(pid, &owner, &tally);
 			last_reap = now;
 		}
 		if (left > ORPHAN_REAP_MS)
@@ -1133,9 +1183,20 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 	corral_unotify_free(un);
 	un = NULL;
 
-	while (wait4(pid, &status, __WALL, &ru) < 0 && errno == EINTR)
-		;
-	tally_add(&tally, &ru);
+	{
+		pid_t w;
+
+		while ((w = wait4(pid, &status, __WALL, &ru)) < 0 && errno == EINTR)
+			;
+		if (w == pid) {
+			tally_add(&tally, &ru);
+		} else if (r >= 0) {
+			/* Someone else reaped it: its status is gone, and no result can be made up. */
+			r = corral_err(err, CORRAL_E_SETUP, errno,
+				       "the command's exit status was taken by another waiter: the host must not "
+				       "reap children it did not start (SIGCHLD set to SIG_IGN, or waitpid(-1))");
+		}
+	}
 	main_reaped = true;
 	pthread_mutex_lock(&g_lock);
 	reg_del(pid);
@@ -1144,7 +1205,7 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 
 	/* Descendants that left the group (setsid, double fork) are ours now. */
 	if (!only_main && !no_children())
-		sweep(pid, &tally);
+		sweep(pid, &owner, &tally);
 	watchdog_stop(&wd);
 
 	/* Every writer is gone: read the rest (EAGAIN only if something escaped us). */

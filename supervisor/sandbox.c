@@ -6,6 +6,7 @@
  * each run keeps its own state in a struct corral_run and only reads |sb|.
  */
 #include <fcntl.h>
+#include <math.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -425,6 +426,8 @@ _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_
 	o.sz = sizeof(o);
 	if (!o.shell && (!o.argv || !o.argv[0]))
 		return corral_err(err, CORRAL_E_USAGE, EINVAL, "exec: no command");
+	if (!isfinite(o.timeout))
+		return corral_err(err, CORRAL_E_USAGE, EINVAL, "exec: timeout must be a finite number of seconds");
 	if (o.timeout <= 0)
 		o.timeout = sb->policy->timeout > 0 ? sb->policy->timeout : DEFAULT_TIMEOUT;
 	if (o.max_output == 0)

@@ -65,6 +65,21 @@ static int print_path(bool json, const char *host, const char *path)
 	char *s;
 
 	if (!json) {
+		/*
+		 * One line per answer: a newline in the path would make it two,
+		 * and a shell's $(...) drops trailing ones ("..\n" would read as
+		 * the root's parent). --json carries any path.
+		 */
+		if (strchr(host, '\n')) {
+			char *shown = printable(path);
+			int r = cli_fail(false, CORRAL_E_REFUSED,
+					 "%s: the host path holds a newline, which plain output cannot show "
+					 "unambiguously; use --json",
+					 shown ? shown : "?");
+
+			free(shown);
+			return r == CLI_EXIT_ERROR ? EXIT_REFUSED : r;
+		}
 		printf("%s\n", host);
 		return fflush(stdout) == 0 ? 0 : CLI_EXIT_ERROR;
 	}

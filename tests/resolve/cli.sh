@@ -46,7 +46,8 @@ expect 0 "$ws" '' -- --root "$ws" "$ws"
 expect 0 "$ws/sub" '' -- --root "$ws" sub/
 expect 0 "$ws/new.txt" '' -- --root "$ws" new.txt
 expect 0 "$ws/sub/new.txt" '' -- --root "$ws" sub/new.txt
-expect 0 "$ws/new"$'\n'"line" '' -- --root "$ws" "new"$'\n'"line"
+expect 1 '' $'corral: new?line: the host path holds a newline*' -- --root "$ws" "new"$'\n'"line"
+expect 0 "{\"path\": \"$ws/new?nline\"}" '' -- --root "$ws" --json "new"$'\n'"line"
 expect 0 "$ws/ok.txt" '' -- "$ws/ok.txt" --root "$ws"
 expect 0 "$ws/ok.txt" '' -- --root "$ws" --must-exist ok.txt
 expect 0 "{\"path\": \"$ws/ok.txt\"}" '' -- --root "$ws" --json ok.txt
@@ -70,6 +71,10 @@ expect 1 '' 'corral: root/etc: magic link*' -- --root /proc/self root/etc
 expect 1 '{"error": {"code": "escape", "message": "../x: escapes the root"}}' '' -- --root "$ws" --json ../x
 expect 1 '{"error": {"code": "refused", "message": "in_link: symlink*"}}' '' -- --root "$ws" --json in_link
 expect 1 '{"error": {"code": "not_found", "message": "missing/x: does not exist"}}' '' -- --root "$ws" --json missing/x
+
+# A newline in the path: plain output would split it (and $(...) would drop
+# a trailing one, "..\n" reading as the root's parent); refused there, carried by --json.
+expect 1 '' $'corral: ..?: the host path holds a newline*' -- --root "$ws" $'..\n'
 
 # Usage errors: exit 125.
 expect 125 '' 'corral: resolve: missing --root*' -- ok.txt

@@ -416,6 +416,10 @@ int corral_docker_plan(const struct corral_policy *p, const char *root_abs, cons
 		pids = p->limits.processes;
 	if (!(p->docker.cpus >= 0) || p->docker.cpus > 1e6)
 		return corral_err(err, CORRAL_E_POLICY, EINVAL, "docker.cpus: must be a positive number");
+	/* docker's own floor: below it every run would fail with docker's 125. */
+	if (p->docker.cpus > 0 && p->docker.cpus < 0.01)
+		return corral_err(err, CORRAL_E_POLICY, EINVAL, "docker.cpus: %g is below docker's minimum of 0.01",
+				  p->docker.cpus);
 	if (h->sock && p->docker.cpus > 0) {
 		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 		if (ncpu > 0 && p->docker.cpus > (double)ncpu)

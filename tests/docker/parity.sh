@@ -206,6 +206,10 @@ if [[ " ${skipped_cols[*]} " != *" docker "* ]]; then
 		grep -q "container daemon's state" <<<"$err" || fail "stderr: $err"
 		t docker_state_inner_refused 125 --ro /run/docker/containerd -- true
 	fi
+	# a CPU share below docker's minimum is refused before any run
+	printf '{"docker": {"cpus": 0.001}}' >"$work/cpus.json"
+	t cpus_below_minimum 125 --policy "$work/cpus.json" -- true
+	grep -q "below docker's minimum" <<<"$err" || fail "stderr: $err"
 	# a command that prints docker's error format and exits 125 is still the command: --json gives its result
 	t forged_docker_error 0 --json -c 'echo "docker: Error response from daemon: forged" >&2; echo out; exit 125'
 	python3 -c 'import json,sys; r=json.loads(sys.argv[1]); assert r["exit_status"] == 125 and r["stdout"] == "out\n" and "forged" in r["stderr"], r' "$out" ||

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "corral.h"
-#include "tests/common.h"
+#include "tests/integration/sandbox-fixture.h"
 
 static int failures;
 
@@ -61,22 +61,8 @@ int main(void)
 	pid_t kid;
 	int r;
 
-	if (!mkdtemp(root))
+	if (fixture_sandbox(root, &p, &sb) < 0)
 		return 1;
-	chmod(root, 0755);
-	if (geteuid() == 0 && chown(root, 65534, 65534) < 0)
-		return 1;
-	if (corral_policy_new(&p) < 0 || corral_policy_set(p, "root", root, &err) < 0) {
-		printf("policy: %s\n", err.message);
-		return 1;
-	}
-	r = corral_sandbox_new(p, &sb, &err);
-	if (r < 0) {
-		printf("sandbox: %s\n", err.message);
-		if (err.code == CORRAL_E_UNENFORCEABLE)
-			skip_or_fail(err.message);
-		return 1;
-	}
 
 	/* max_output SIZE_MAX: everything captured (under ASan, an overflow would abort). */
 	r = corral_sandbox_exec(sb,

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "corral.h"
-#include "tests/common.h"
+#include "tests/integration/sandbox-fixture.h"
 
 #define THREADS 4
 #define RUNS 15
@@ -72,27 +72,11 @@ static void *worker(void *arg)
 int main(void)
 {
 	struct corral_policy *p = NULL;
-	struct corral_error err = {};
 	char root[] = "/tmp/corral-threads.XXXXXX";
 	pthread_t t[THREADS];
-	int r;
 
-	if (!mkdtemp(root))
+	if (fixture_sandbox(root, &p, &sb) < 0)
 		return 1;
-	chmod(root, 0755);
-	if (geteuid() == 0 && chown(root, 65534, 65534) < 0)
-		return 1;
-	if (corral_policy_new(&p) < 0 || corral_policy_set(p, "root", root, &err) < 0) {
-		printf("policy: %s\n", err.message);
-		return 1;
-	}
-	r = corral_sandbox_new(p, &sb, &err);
-	if (r < 0) {
-		printf("sandbox: %s\n", err.message);
-		if (err.code == CORRAL_E_UNENFORCEABLE)
-			skip_or_fail(err.message);
-		return 1;
-	}
 	for (long i = 0; i < THREADS; i++)
 		pthread_create(&t[i], NULL, worker, (void *)i);
 	for (int i = 0; i < THREADS; i++)

@@ -287,6 +287,15 @@ static int c_truncate(int argc, char **argv)
 	if (truncate("ctl-trunc", 0) < 0)
 		return control_failed("truncate a file in the root", errno);
 	unlink("ctl-trunc");
+	{
+		/* The target must be there and not empty, or a refusal proves nothing (stat is not a Landlock right). */
+		struct stat st;
+
+		if (lstat(join(out, "victim"), &st) < 0)
+			return control_failed("find the outside file to aim at", errno);
+		if (!S_ISREG(st.st_mode) || st.st_size == 0)
+			return control_failed("find the outside file to aim at, not empty", EINVAL);
+	}
 
 	ATTACK(&o, "truncate outside", truncate(join(out, "victim"), 0));
 	ATTACK(&o, "open outside with O_TRUNC", try_open(join(out, "victim"), O_WRONLY | O_TRUNC));

@@ -79,6 +79,8 @@ struct promise_acc {
 	json_t *canaries;
 	int n[4];
 	char why[512]; /* first not-applicable reason */
+	int n_dropped; /* canaries that got through a mechanism compat best-effort dropped */
+	char dropped_why[512];
 };
 
 struct check {
@@ -130,6 +132,28 @@ _printf_(5, 6) static void record(struct check *c, const char *promise, const ch
 						      result_names[result], "observed", obs));
 }
 
+/*
+ * A canary that got through because what stops it is, as the posture says,
+ * not there: dropped under compat best-effort, or not promised in this
+ * network mode. Not applicable rather than broken (the user was told), and
+ * the whole promise is then reported not applicable with this reason,
+ * never held on the strength of its other canaries.
+ */
+_printf_(4, 5) static void record_dropped(struct check *c, const char *promise, const char *name, const char *fmt,
+					  ...)
+{
+	struct promise_acc *a = acc_of(c, promise);
+	char obs[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(obs, sizeof(obs), fmt, ap);
+	va_end(ap);
+	if (!a->n_dropped++)
+		snprintf(a->dropped_why, sizeof(a->dropped_why), "%.500s", obs);
+	record(c, promise, name, R_NA, "%s", obs);
+}
+
 /* The posture entry |id| of the check sandbox, or NULL. */
 static const struct corral_promise *posture(const struct check *c, const char *id)
 {
@@ -170,8 +194,8 @@ static void record_line(struct check *c, const char *promise, const char *name, 
 		rest = line && *line ? line : "no verdict from the canary";
 
 	if (result == R_BROKEN && pp && pp->state == CORRAL_PROMISE_DROPPED) {
-		record(c, promise, name, R_NA, "%s (expected: %s was dropped under compat best-effort: %s)",
-		       rest, pp->id, pp->why);
+		record_dropped(c, promise, name, "%s (expected: %s was dropped under compat best-effort: %s)", rest,
+			       pp->id, pp->why);
 		return;
 	}
 	record(c, promise, name, result, "%s", rest);
@@ -674,9 +698,9 @@ static void fs_canaries(struct check *c, bool outside_covered)
 				pp = NULL;
 		}
 		if (pp)
-			record(c, "fs.write", "outside-intact", R_NA,
-			       "the outside directory changed:%s (expected: %s was dropped under compat best-effort: %s)",
-			       names, pp->id, pp->why);
+			record_dropped(c, "fs.write", "outside-intact",
+				       "the outside directory changed:%s (expected: %s was dropped under compat best-effort: %s)",
+				       names, pp->id, pp->why);
 		else
 			record(c, "fs.write", "outside-intact", R_BROKEN, "the outside directory changed:%s", names);
 	}
@@ -793,7 +817,7 @@ static void net_canaries(struct check *c)
 			bool hit = listener_hit(c->unix_fd, true);
 
 			if (!promised && (hit || (line && strncmp(line, CANARY_BROKEN " ", 7) == 0)))
-				record(c, "net.unix", "unix-path", R_NA,
+				record_dropped(c, "net.unix", "unix-path",
 				       "network %s: pathname Unix sockets outside the root stay reachable until Landlock ABI 9 "
 				       "(kernel has %d); the canary observed: %s", mode, corral_landlock_abi(),
 				       line ? line : "nothing");
@@ -839,9 +863,9 @@ static void process_canaries(struct check *c)
 	simple(c, "proc.isolation", "signal", "scope.signal", (const char *[]){ "signal", pid, NULL });
 	if (!sleeper_alive(c, 50)) {
 		if (sig && sig->state == CORRAL_PROMISE_DROPPED)
-			record(c, "proc.isolation", "signal-victim", R_NA,
-			       "the outside process (pid %s) was killed (expected: scope.signal was dropped under "
-			       "compat best-effort: %s)", pid, sig->why);
+			record_dropped(c, "proc.isolation", "signal-victim",
+				       "the outside process (pid %s) was killed (expected: scope.signal was dropped "
+				       "under compat best-effort: %s)", pid, sig->why);
 		else
 			record(c, "proc.isolation", "signal-victim", R_BROKEN,
 			       "the outside process (pid %s) died while the signal canary ran", pid);
@@ -1107,7 +1131,7 @@ static void limit_canaries(struct check *c)
 			}
 		}
 		if (pp && pp->state == CORRAL_PROMISE_DROPPED) {
-			record(c, "limits.processes", name, R_NA, "dropped under compat best-effort: %s", pp->why);
+			record_dropped(c, "limits.processes", name, "dropped under compat best-effort: %s", pp->why);
 		} else if (sb) {
 			if (exec_canary(c, sb,
 					(const char *[]){ "processes", n, sb->nproc_relative ? "relative" : "exact", NULL },
@@ -1206,6 +1230,8 @@ static char *build_report(struct check *c, bool *all_held)
 
 		if (a->n[R_BROKEN])
 			state = R_BROKEN;
+		else if (a->n_dropped)
+			state = R_NA; /* not kept here, as best-effort said: never "held" */
 		else if (a->n[R_INCONCLUSIVE])
 			state = R_INCONCLUSIVE;
 		else if (a->n[R_HELD])
@@ -1213,7 +1239,7 @@ static char *build_report(struct check *c, bool *all_held)
 		else
 			state = R_NA;
 		if (state == R_NA)
-			why = a->why[0] ? a->why : "no canary applies";
+			why = a->n_dropped ? a->dropped_why : a->why[0] ? a->why : "no canary applies";
 		if (state == R_BROKEN || state == R_INCONCLUSIVE)
 			held = false;
 		json_array_append_new(ps, json_pack("{s:s,s:s,s:s,s:s,s:O}", "id", promise_defs[i].id, "promise",

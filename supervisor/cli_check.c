@@ -74,9 +74,11 @@ static int print_text(const char *json)
 		json_array_foreach(dropped, i, d)
 			printf("  %s\n", json_string_value(d) ?: "?");
 	}
-	printf("\n%s\n", json_is_true(json_object_get(o, "held")) ?
-	       "every promise the policy makes holds on this host" :
-	       "NOT every promise holds on this host (see above; --json for every canary)");
+	printf("\n%s\n", !json_is_true(json_object_get(o, "held")) ?
+	       "NOT every promise holds on this host (see above; --json for every canary)" :
+	       json_array_size(dropped) ?
+	       "every promise kept under compat best-effort holds on this host; the dropped ones above do not" :
+	       "every promise the policy makes holds on this host");
 	json_decref(o);
 	return 0;
 }

@@ -23,6 +23,7 @@
 #include "supervisor/docker.h"
 #include "supervisor/netns.h"
 #include "supervisor/posture.h"
+#include "supervisor/sandbox.h"
 #include "supervisor/unotify.h"
 
 /* The docker daemon must answer /_ping within this; probe stays fast. */
@@ -329,8 +330,20 @@ _public_ int corral_probe(const struct corral_policy *p, char **json_out, struct
 		gid_t gid;
 
 		/* The decision corral_sandbox_new makes: the same refusal when nobody can write the root. */
-		if (corral_identity_preview(p, root, &uid, &gid, ps, &ierr) < 0)
+		if (corral_identity_preview(p, root, &uid, &gid, ps, &ierr) < 0) {
 			identity_refused = true;
+		} else {
+			/* And its process limit: uid 0 needs a pids cgroup, which only root can make. */
+			struct corral_cgroup_parents cg = {};
+			bool pids_cg = false;
+
+			if (geteuid() == 0) {
+				corral_cgroup_detect(&cg);
+				pids_cg = cg.dir[CORRAL_CG_PIDS] || (cg.dir[CORRAL_CG_UNIFIED] && cg.v2_pids);
+				corral_cgroup_parents_clear(&cg);
+			}
+			corral_processes_posture(p, uid == 0, pids_cg, ps);
+		}
 	}
 report:
 

@@ -98,27 +98,31 @@ static long nproc_base(struct corral_sandbox *sb)
 	return v;
 }
 
+void corral_processes_posture(const struct corral_policy *p, bool uid0, bool pids_cg, struct corral_posture *ps)
+{
+	if (!uid0)
+		corral_posture_add(ps, "limits.processes", CORRAL_PROMISE_ENFORCED, "%llu processes: %s",
+				   (unsigned long long)p->limits.processes,
+				   pids_cg ? "a pids cgroup per run" :
+				   "RLIMIT_NPROC, relative to the uid's current task count");
+	else if (pids_cg)
+		corral_posture_add(ps, "limits.processes", CORRAL_PROMISE_ENFORCED,
+				   "%llu processes: pids cgroup (uid 0 is exempt from RLIMIT_NPROC)",
+				   (unsigned long long)p->limits.processes);
+	else
+		corral_posture_add(ps, "limits.processes", CORRAL_PROMISE_DROPPED,
+				   "the command runs as uid 0, which RLIMIT_NPROC does not bound, and no pids "
+				   "cgroup can be created here");
+}
+
 static void add_supervisor_promises(struct corral_sandbox *sb)
 {
-	const struct corral_policy *p = sb->policy;
 	bool uid0 = sb->switch_identity ? sb->uid == 0 : geteuid() == 0;
 	bool pids_cg = sb->use_cgroups && (sb->cg.dir[CORRAL_CG_PIDS] || sb->cg.v2_pids);
 
 	corral_posture_add(&sb->posture, "priv.no_new_privs", CORRAL_PROMISE_ENFORCED,
 			   "no_new_privs: setuid and file capabilities cannot raise privilege");
-	if (!uid0)
-		corral_posture_add(&sb->posture, "limits.processes", CORRAL_PROMISE_ENFORCED,
-				   "%llu processes: %s", (unsigned long long)p->limits.processes,
-				   pids_cg ? "a pids cgroup per run" :
-				   "RLIMIT_NPROC, relative to the uid's current task count");
-	else if (pids_cg)
-		corral_posture_add(&sb->posture, "limits.processes", CORRAL_PROMISE_ENFORCED,
-				   "%llu processes: pids cgroup (uid 0 is exempt from RLIMIT_NPROC)",
-				   (unsigned long long)p->limits.processes);
-	else
-		corral_posture_add(&sb->posture, "limits.processes", CORRAL_PROMISE_DROPPED,
-				   "the command runs as uid 0, which RLIMIT_NPROC does not bound, and no pids "
-				   "cgroup can be created here");
+	corral_processes_posture(sb->policy, uid0, pids_cg, &sb->posture);
 }
 
 static int finish_posture(struct corral_sandbox *sb, struct corral_error *err)

@@ -117,6 +117,13 @@ void corral_nproc_prefetch(uid_t uid);
 
 /* cgroup.c */
 void corral_cgroup_detect(struct corral_cgroup_parents *cg);
+
+/*
+ * The limits.processes promise for a command of uid 0 or not (|uid0|),
+ * with or without a pids cgroup per run (|pids_cg|): the sandbox's and
+ * probe's one decision.
+ */
+void corral_processes_posture(const struct corral_policy *p, bool uid0, bool pids_cg, struct corral_posture *ps);
 void corral_cgroup_parents_clear(struct corral_cgroup_parents *cg);
 int corral_cgroup_create(const struct corral_sandbox *sb, struct corral_run *run,
 			 struct corral_error *err);

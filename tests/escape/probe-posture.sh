@@ -54,6 +54,22 @@ assert st.get("priv.no_new_privs") == "enforced", st
 assert st.get("net.no_io_uring") != "enforced", st  # docker's default profile allows io_uring_setup
 PYEOF
 then ok "probe --provider docker: the container's posture"; else bad "probe --provider docker: $out"; fi
+# probe and run agree on the process limit: --user root with no pids cgroup
+# (cgroupfs hidden in a private mount namespace) is refused by both under
+# strict (control: with the cgroups, both run).
+if is_root && command -v unshare >/dev/null; then
+	nocg() { unshare -m sh -c 'mount -t tmpfs none /sys/fs/cgroup && exec "$@"' sh "$@"; }
+	RU=$(mktemp -d /tmp/corral-probe-uroot.XXXXXX); cleanup_dirs+=("$RU")
+	out=$(nocg "$C" probe --json --root "$RU" --user root)
+	[ "$(field "$out" 'o["runnable"]')" = false ] && [[ $(field "$out" 'o["refusal"]') == *"pids cgroup"* ]] &&
+		ok "probe --user root without a pids cgroup: not runnable, says why" || bad "probe --user root, no cgroup: $out"
+	nocg "$C" run --root "$RU" --user root -- true 2>/dev/null
+	rc=$?
+	[ $rc = 125 ] && ok "run --user root without a pids cgroup: refused (125)" || bad "run --user root, no cgroup: rc $rc"
+	out=$(pj --root "$RU" --user root)
+	[ "$(field "$out" 'o["runnable"]')" = true ] && ok "control: probe --user root with cgroups: runnable" ||
+		bad "probe --user root with cgroups: $out"
+fi
 out=$(pj --root "$R" --provider docker --net host)
 [ "$(field "$out" '{p["id"]: p["state"] for p in o["promises"]}["net.none"]')" = '"not_applicable"' ] &&
 	ok "probe --provider docker --net host: net.none not applicable" || bad "docker --net host: $out"

@@ -726,9 +726,13 @@ static void plan_promises(const struct corral_policy *p, int abi, struct corral_
 	if (abi >= 9)
 		corral_posture_add(ps, "fs.resolve_unix", CORRAL_PROMISE_ENFORCED,
 				   "connect to pathname Unix sockets outside the allowed paths: denied by Landlock");
+	else if (p->network == CORRAL_NET_HOST)
+		corral_posture_add(ps, "fs.resolve_unix", CORRAL_PROMISE_NA,
+				   "connect to pathname Unix sockets outside the allowed paths: needs Landlock ABI 9, kernel has %d; not confined under network \"host\"",
+				   abi);
 	else
 		corral_posture_add(ps, "fs.resolve_unix", CORRAL_PROMISE_NA,
-				   "connect to pathname Unix sockets outside the allowed paths: needs Landlock ABI 9, kernel has %d; left to seccomp",
+				   "connect to pathname Unix sockets outside the allowed paths: needs Landlock ABI 9, kernel has %d; left to the supervisor's mediation or seccomp",
 				   abi);
 }
 

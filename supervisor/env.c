@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The command's environment, built from an allow-list: a minimal PATH (or
- * env.set's), HOME = the root, LANG and TERM when set, TMPDIR = the run's
- * private tmp, then env.pass (host values) and env.set, which win. Nothing else from
+ * The command's environment, built from an allow-list: HOME = the root,
+ * TMPDIR = the run's private tmp, then env.pass (host values; by default
+ * LANG and TERM) and env.set (by default a minimal PATH), which win. Nothing else from
  * corral's environment gets in (tokens, SSH_AUTH_SOCK, LD_PRELOAD, BASH_ENV).
  */
 #include <stdio.h>
@@ -10,8 +10,6 @@
 #include <string.h>
 
 #include "supervisor/sandbox.h"
-
-#define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 
 static bool valid_name(const char *n)
 {
@@ -57,18 +55,15 @@ static int env_put(struct corral_sandbox *sb, size_t *alloc, const char *name, c
 int corral_env_build(struct corral_sandbox *sb, struct corral_error *err)
 {
 	const struct corral_policy *p = sb->policy;
-	static const char *const passed_by_default[] = { "LANG", "TERM" };
 	size_t alloc = 0;
 	int r = 0;
 
-	r = env_put(sb, &alloc, "PATH", DEFAULT_PATH);
-	if (!r)
-		r = env_put(sb, &alloc, "HOME", sb->root);
-	for (size_t i = 0; !r && i < ARRAY_SIZE(passed_by_default); i++) {
-		const char *v = getenv(passed_by_default[i]);
-		if (v)
-			r = env_put(sb, &alloc, passed_by_default[i], v);
-	}
+	/*
+	 * Only HOME is fixed; PATH, LANG and TERM come from the policy, whose
+	 * defaults hold them (env.set PATH, env.pass LANG and TERM): a policy
+	 * that leaves them out gets none, as `policy show` says.
+	 */
+	r = env_put(sb, &alloc, "HOME", sb->root);
 	for (size_t i = 0; !r && i < p->env.pass.n; i++) {
 		const char *v = p->env.pass.v[i] ? getenv(p->env.pass.v[i]) : NULL;
 		if (v)

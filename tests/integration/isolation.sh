@@ -29,6 +29,16 @@ expect_eq "env: --env NAME passes the host value" "from-host" "$out"
 expect_eq "env: HOME is the root" "$R" "$("$C" run -- sh -c 'echo $HOME')"
 expect_eq "env: PATH is minimal" "/usr/local/bin:/usr/bin:/bin" "$("$C" run -- sh -c 'echo $PATH')"
 
+# The environment is what the policy says, no more: a file that passes and
+# sets nothing but X gets HOME, TMPDIR and X (no PATH, LANG, TERM), as
+# `policy show` prints it; the defaults hold PATH, LANG and TERM (control).
+printf '{"env": {"pass": [], "set": {"X": "1"}}}' > "$R/env-policy.json"
+names=$(LANG=C TERM=dumb "$C" run --policy "$R/env-policy.json" -- /usr/bin/env | cut -d= -f1 | sort | tr '\n' ' ')
+expect_eq "env: only what the policy lists, plus HOME and TMPDIR" "HOME TMPDIR X " "$names"
+expect_match "env: policy show agrees" '"pass": \[\]' "$("$C" policy show --policy "$R/env-policy.json" | tr -d '\n')"
+names=$(LANG=C TERM=dumb "$C" run -- /usr/bin/env | cut -d= -f1 | sort | tr '\n' ' ')
+expect_eq "env: the defaults pass LANG, TERM and set PATH" "HOME LANG PATH TERM TMPDIR " "$names"
+
 # An explicit TMPDIR wins over the private one (control: without it, the private tmp).
 expect_eq "env: --env TMPDIR=VALUE kept" "$R/mytmp" "$("$C" run --env TMPDIR="$R/mytmp" -- sh -c 'echo $TMPDIR')"
 expect_eq "env: --env TMPDIR passes the host value" "/host/tmp" "$(TMPDIR=/host/tmp "$C" run --env TMPDIR -- sh -c 'echo $TMPDIR')"

@@ -439,7 +439,16 @@ int corral_policy_load_buffer(const char *buf, size_t len, const char *source,
 	json_t *root;
 	int r;
 
-	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+	{
+		size_t i = 0;
+
+		while (i < len && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\n' || buf[i] == '\r'))
+			i++;
+		if (i == len)
+			return corral_err(err, CORRAL_E_POLICY, 0, "%s: empty; expected a JSON object", source);
+	}
+	/* Any value at the top, so a number or string is "expected a JSON object", not a syntax error. */
+	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
 	if (!root)
 		return corral_err(err, CORRAL_E_POLICY, 0, "%s:%d:%d: %s", source, jerr.line, jerr.column,
 				  jerr.text);

@@ -328,8 +328,9 @@ int pv_image(const char *name, const char *s, struct corral_error *err)
 	/* The image reaches docker's argv: a leading '-' would be read as an option. */
 	if (s[0] == '-')
 		goto bad;
+	/* Image references are ASCII: no whitespace or control character, Unicode's included. */
 	for (const char *c = s; *c; c++)
-		if ((unsigned char)*c <= ' ' || *c == 0x7f)
+		if ((unsigned char)*c <= ' ' || (unsigned char)*c >= 0x7f)
 			goto bad;
 	return 0;
 bad:

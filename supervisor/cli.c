@@ -132,6 +132,14 @@ int cli_default_root(struct corral_policy *p, struct corral_error *err)
 	}
 	r = corral_policy_set(p, "root", cwd, err);
 	free(cwd);
+	if (r < 0) {
+		/* The user gave no --root: say it is the current directory. */
+		char why[sizeof(err->message)];
+		const char *colon = strstr(err->message, ": ");
+
+		snprintf(why, sizeof(why), "%s", colon ? colon + 2 : err->message);
+		snprintf(err->message, sizeof(err->message), "root (the current directory): %.400s", why);
+	}
 	return r;
 }
 

@@ -254,9 +254,13 @@ static const struct {
 } invalid_cases[] = {
 	/* syntax: line and column */
 	{ "{\n  \"timeout\": 1,\n    \"x\" 3}", "policy:3:9: ':' expected near '3'" },
-	{ "", "policy:1:0: '[' or '{' expected near end of file" },
+	{ "", "policy: empty; expected a JSON object" },
+	{ " \n", "policy: empty; expected a JSON object" },
 	{ "{\"timeout\": 1, \"timeout\": 2}", "policy:1:24: duplicate object key near '\"timeout\"'" },
 	{ "[]", "policy: expected a JSON object" },
+	{ "null", "policy: expected a JSON object" },
+	{ "42", "policy: expected a JSON object" },
+	{ "\"x\"", "policy: expected a JSON object" },
 	{ "{} {}", "policy:1:4: end of file expected near '{'" },
 	/* unknown keys at every depth */
 	{ "{\"provder\": \"local\"}", "provder: unknown key" },
@@ -348,6 +352,7 @@ static const struct {
 	{ "{\"docker\": {\"image\": \"\"}}", "docker.image: empty image name" },
 	{ "{\"docker\": {\"image\": \"--privileged\"}}", "docker.image: bad image name '--privileged'" },
 	{ "{\"docker\": {\"image\": \"a b\"}}", "docker.image: bad image name 'a b'" },
+	{ "{\"docker\": {\"image\": \"a\\u00a0b\"}}", "docker.image: bad image name 'a\u00a0b'" },
 	{ "{\"docker\": {\"memory\": \"lots\"}}",
 	  "docker.memory: bad size 'lots' (expected an integer with an optional K/M/G/T suffix, e.g. 512M)" },
 	{ "{\"docker\": {\"cpus\": 0}}", "docker.cpus: must be greater than 0" },

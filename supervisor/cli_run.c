@@ -189,6 +189,17 @@ static _shared_tls_ int supervisor_main(void *arg)
 		sched_setaffinity(0, sizeof(s->cpus), &s->cpus);
 	if (prctl(PR_SET_PDEATHSIG, PARENT_DEATH_SIGNAL, 0, 0, 0) < 0 || getppid() != top_pid)
 		_exit(1); /* T is gone (or cannot be followed): start nothing */
+	/*
+	 * Out of T's process group, unless the run is interactive (the
+	 * engine's test: job control needs S in the terminal's foreground
+	 * group). A SIGKILL to T's whole group (kill -9 -PGID, a shell's
+	 * kill -9 %N) then kills T alone, and S, told by the death signal,
+	 * kills the tree and removes what the run made (as root its watchdog
+	 * stays out of reach too).
+	 */
+	if (!(s->opts->stdin_passthrough && !s->opts->capture && !s->opts->stdin_data && isatty(0) &&
+	      tcgetpgrp(0) == getpgrp()))
+		(void)setpgid(0, 0);
 	s->r = corral_sandbox_exec(s->sb, s->opts, &s->res, &s->err);
 	s->done = true;
 	if (s->have_cpus) {

@@ -157,6 +157,19 @@ for who in "${whos[@]}"; do
 		wait $cpid 2>/dev/null
 	done
 	gone "SIGKILL ($who, within the first ms)"
+	# SIGKILL to corral's whole process group (kill -9 -PGID, a shell's
+	# kill -9 %N): its supervisor is not in that group, so it lives to kill
+	# the tree and clean up.
+	newfifo
+	exec 3<>"$R/fifo"
+	setsid "${as[@]}" "$C" run -- sh daemons.sh $tag </dev/null &
+	cpid=$!
+	read -r -t 10 -u 3 a
+	read -r -t 10 -u 3 b
+	kill -KILL -- -$cpid
+	exec 3<&-
+	wait $cpid 2>/dev/null
+	gone "SIGKILL to corral's process group ($who)"
 	# SIGTERM: corral exits 143 and kills the whole tree.
 	newfifo
 	exec 3<>"$R/fifo"

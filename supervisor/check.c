@@ -115,21 +115,31 @@ static struct promise_acc *acc_of(struct check *c, const char *id)
 	abort();
 }
 
-_printf_(5, 6) static void record(struct check *c, const char *promise, const char *name, int result,
-				  const char *fmt, ...)
+/* One canary's result; |dropped|: see record_dropped. */
+_printf_(6, 0) static void vrecord(struct check *c, const char *promise, const char *name, int result,
+				   bool dropped, const char *fmt, va_list ap)
 {
 	struct promise_acc *a = acc_of(c, promise);
 	char obs[2048];
-	va_list ap;
 
-	va_start(ap, fmt);
 	vsnprintf(obs, sizeof(obs), fmt, ap);
-	va_end(ap);
+	if (dropped && !a->n_dropped++)
+		snprintf(a->dropped_why, sizeof(a->dropped_why), "%.500s", obs);
 	a->n[result]++;
 	if (result == R_NA && !a->why[0])
 		snprintf(a->why, sizeof(a->why), "%.500s", obs);
 	json_array_append_new(a->canaries, json_pack("{s:s,s:s,s:s}", "name", name, "result",
 						      result_names[result], "observed", obs));
+}
+
+_printf_(5, 6) static void record(struct check *c, const char *promise, const char *name, int result,
+				  const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vrecord(c, promise, name, result, false, fmt, ap);
+	va_end(ap);
 }
 
 /*
@@ -142,16 +152,11 @@ _printf_(5, 6) static void record(struct check *c, const char *promise, const ch
 _printf_(4, 5) static void record_dropped(struct check *c, const char *promise, const char *name, const char *fmt,
 					  ...)
 {
-	struct promise_acc *a = acc_of(c, promise);
-	char obs[2048];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(obs, sizeof(obs), fmt, ap);
+	vrecord(c, promise, name, R_NA, true, fmt, ap);
 	va_end(ap);
-	if (!a->n_dropped++)
-		snprintf(a->dropped_why, sizeof(a->dropped_why), "%.500s", obs);
-	record(c, promise, name, R_NA, "%s", obs);
 }
 
 /* The posture entry |id| of the check sandbox, or NULL. */

@@ -429,6 +429,108 @@ static const struct key_handler top_keys[] = {
 	{},
 };
 
+/*
+ * jansson refuses a number it cannot hold (an integer past 2^63 - 1, a real past DBL_MAX) while
+ * it parses, so its error has a line and column but no key. Everything before the number parsed,
+ * so a small scan of that prefix, keeping the stack of keys and indices, names the field the
+ * number belongs to. Returns false if the offset is not at the end of a value of an object or
+ * array (it then says nothing).
+ */
+#define LOC_DEPTH 32
+
+static bool locate_value(const char *buf, size_t len, size_t end, char *out, size_t outlen)
+{
+	struct {
+		bool object;
+		size_t index;
+		const char *key; /* raw bytes between the quotes */
+		size_t keylen;
+	} st[LOC_DEPTH];
+	int depth = -1;
+	bool want_key = false;
+	const char *pending = NULL;
+	size_t pending_len = 0;
+	size_t i = 0, o = 0;
+
+	if (end > len)
+		return false;
+	while (i < end) {
+		char c = buf[i];
+
+		if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ':') {
+			i++;
+		} else if (c == '{' || c == '[') {
+			if (++depth >= LOC_DEPTH)
+				return false;
+			st[depth].object = c == '{';
+			st[depth].index = 0;
+			st[depth].key = NULL;
+			st[depth].keylen = 0;
+			want_key = c == '{';
+			i++;
+		} else if (c == '}' || c == ']') {
+			if (depth < 0)
+				return false;
+			depth--;
+			i++;
+		} else if (c == ',') {
+			if (depth < 0)
+				return false;
+			st[depth].index++;
+			want_key = st[depth].object;
+			i++;
+		} else if (c == '"') {
+			size_t start = ++i;
+
+			while (i < end && buf[i] != '"')
+				i += buf[i] == '\\' ? 2 : 1;
+			if (i >= end)
+				return false;
+			if (want_key && depth >= 0) {
+				pending = buf + start;
+				pending_len = i - start;
+				st[depth].key = pending;
+				st[depth].keylen = pending_len;
+				want_key = false;
+			}
+			i++;
+		} else {
+			/* a number or a literal: this is the one if it ends at the offset */
+			size_t start = i;
+
+			while (i < end && !strchr(" \t\r\n,:]}", buf[i]))
+				i++;
+			if (i == end && start < end)
+				break;
+		}
+	}
+	if (i != end || depth < 0 || !st[0].object) /* a top-level array is "expected a JSON object" */
+		return false;
+	for (int d = 0; d <= depth; d++) {
+		char piece[PATH_BUF];
+		int n;
+
+		if (st[d].object) {
+			char raw[PATH_BUF], pr[PATH_BUF];
+			size_t k = st[d].keylen < sizeof(raw) - 1 ? st[d].keylen : sizeof(raw) - 1;
+
+			if (!st[d].key)
+				return false;
+			memcpy(raw, st[d].key, k);
+			raw[k] = 0;
+			corral_printable(raw, pr, sizeof(pr));
+			n = snprintf(piece, sizeof(piece), "%s%s", d ? "." : "", pr);
+		} else {
+			n = snprintf(piece, sizeof(piece), "[%zu]", st[d].index);
+		}
+		if (n < 0 || o + (size_t)n >= outlen)
+			return false;
+		memcpy(out + o, piece, (size_t)n + 1);
+		o += (size_t)n;
+	}
+	return o > 0;
+}
+
 /* ---------------------------------------------------------------- entry points */
 
 int corral_policy_load_buffer(const char *buf, size_t len, const char *source,
@@ -449,9 +551,16 @@ int corral_policy_load_buffer(const char *buf, size_t len, const char *source,
 	}
 	/* Any value at the top, so a number or string is "expected a JSON object", not a syntax error. */
 	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
-	if (!root)
+	if (!root) {
+		char path[PATH_BUF];
+
+		if ((strstr(jerr.text, "too big") || strstr(jerr.text, "overflow")) && jerr.position > 0 &&
+		    locate_value(buf, len, (size_t)jerr.position, path, sizeof(path)))
+			return corral_err(err, CORRAL_E_POLICY, 0, "%s: number out of range (%s:%d:%d)", path,
+					  source, jerr.line, jerr.column);
 		return corral_err(err, CORRAL_E_POLICY, 0, "%s:%d:%d: %s", source, jerr.line, jerr.column,
 				  jerr.text);
+	}
 	if (!json_is_object(root)) {
 		json_decref(root);
 		return corral_err(err, CORRAL_E_POLICY, 0, "%s: expected a JSON object", source);

@@ -210,7 +210,7 @@ struct corral_result {
 	bool exited;               /* the command exited normally */
 	int signal;                /* the signal that ended it, or 0 */
 	bool timed_out;            /* the deadline killed it (then exited is false) */
-	int exec_errno;            /* execve failed in the child: ENOENT (127) / EACCES... (126); else 0 */
+	int exec_errno;            /* execve failed in the child: ENOENT (127; 126 with exec_interp) / EACCES... (126); else 0 */
 	char *stdout_buf;          /* capture mode: raw bytes kept (NUL-terminated), else NULL */
 	size_t stdout_len;
 	bool stdout_truncated;
@@ -228,6 +228,13 @@ struct corral_result {
 	 */
 	long max_rss_kb;
 	const char *provider;      /* "local" or "docker" (static string) */
+	/*
+	 * exec_errno ENOENT for a file that is there: what is missing is its
+	 * #! interpreter (this is its path) or, "" here, the ELF interpreter
+	 * (dynamic loader) of a binary; the command exists, so its exit code
+	 * is 126. NULL otherwise. Freed by corral_result_clear.
+	 */
+	char *exec_interp;
 };
 
 /*

@@ -73,13 +73,19 @@ const char *corral_child_stage_name(int stage)
 	return "child setup";
 }
 
+static _child_ _Noreturn void fail_report(int err_w, const struct corral_child_report *rep)
+{
+	ssize_t _unused_ n;
+
+	n = write(err_w, rep, sizeof(*rep)); /* < PIPE_BUF: atomic */
+	_exit(127);
+}
+
 static _child_ _Noreturn void fail(int err_w, int stage, int e)
 {
 	struct corral_child_report rep = { .stage = stage, .err = e ? e : EIO };
-	ssize_t _unused_ n;
 
-	n = write(err_w, &rep, sizeof(rep)); /* < PIPE_BUF: atomic */
-	_exit(127);
+	fail_report(err_w, &rep);
 }
 
 /* Raw syscalls: see the header comment (no glibc setxid broadcast). */
@@ -186,7 +192,40 @@ static _child_ bool looks_like_script(const char *file)
 	return true;
 }
 
-static _child_ int exec_one(const char *file, char *const *argv, char *const *envp, char **sh_argv)
+/*
+ * execve said ENOENT: if |file| is there after all, what is missing is
+ * its #! interpreter (named in |rep|) or its ELF interpreter ("").
+ */
+static _child_ void note_missing_interp(const char *file, struct corral_child_report *rep)
+{
+	char b[sizeof(rep->interp) + 2];
+	ssize_t n;
+	size_t i = 2, o = 0;
+	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0)
+		return;
+	n = read(fd, b, sizeof(b));
+	close(fd);
+	if (rep->has_interp)
+		return; /* the first such candidate on PATH is the one named */
+	rep->has_interp = true;
+	rep->interp[0] = 0;
+	if (n < 2 || b[0] != '#' || b[1] != '!')
+		return;
+	while (i < (size_t)n && (b[i] == ' ' || b[i] == '\t'))
+		i++;
+	/* Printed on the host's terminal: anything but printable ASCII becomes '?'. */
+	while (i < (size_t)n && o + 1 < sizeof(rep->interp) && b[i] != ' ' && b[i] != '\t' && b[i] != '\n' &&
+	       b[i] != '\0') {
+		rep->interp[o++] = b[i] > ' ' && b[i] < 0x7f ? b[i] : '?';
+		i++;
+	}
+	rep->interp[o] = 0;
+}
+
+static _child_ int exec_one(const char *file, char *const *argv, char *const *envp, char **sh_argv,
+			    struct corral_child_report *rep)
 {
 	int e;
 
@@ -196,6 +235,8 @@ static _child_ int exec_one(const char *file, char *const *argv, char *const *en
 		sh_argv[1] = (char *)file;
 		execve(sh_argv[0], sh_argv, envp);
 	}
+	if (e == ENOENT)
+		note_missing_interp(file, rep);
 	return e;
 }
 
@@ -206,7 +247,7 @@ static _child_ int exec_one(const char *file, char *const *argv, char *const *en
  * executable, else the last meaningful error, else ENOENT.
  */
 static _child_ int exec_search(const char *file, char *const *argv, char *const *envp, const char *path,
-			       char **sh_argv)
+			       char **sh_argv, struct corral_child_report *rep)
 {
 	char buf[4096];
 	bool eacces = false;
@@ -215,7 +256,7 @@ static _child_ int exec_search(const char *file, char *const *argv, char *const 
 
 	for (const char *p = file; *p; p++)
 		if (*p == '/')
-			return exec_one(file, argv, envp, sh_argv);
+			return exec_one(file, argv, envp, sh_argv, rep);
 	if (!*file)
 		return ENOENT;
 	flen = str_len(file);
@@ -239,7 +280,7 @@ static _child_ int exec_search(const char *file, char *const *argv, char *const 
 			}
 			buf[n++] = '/';
 			memcpy(buf + n, file, flen + 1);
-			e = exec_one(buf, argv, envp, sh_argv);
+			e = exec_one(buf, argv, envp, sh_argv, rep);
 			switch (e) {
 			case EACCES:
 				eacces = true;
@@ -443,5 +484,14 @@ _child_ int corral_child_main(void *arg)
 	}
 
 	((struct corral_child *)c)->reached_exec = true;
-	fail(err_w, STAGE_EXEC, exec_search(c->argv[0], c->argv, c->envp, c->path, c->sh_argv));
+	{
+		struct corral_child_report rep = { .stage = STAGE_EXEC };
+
+		rep.err = exec_search(c->argv[0], c->argv, c->envp, c->path, c->sh_argv, &rep);
+		if (!rep.err)
+			rep.err = EIO;
+		if (rep.err != ENOENT)
+			rep.has_interp = false;
+		fail_report(err_w, &rep);
+	}
 }

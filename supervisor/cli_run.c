@@ -55,6 +55,7 @@
 #include <unistd.h>
 
 #include "supervisor/cli.h"
+#include "supervisor/result.h"
 
 /*
  * Code that runs while the other process runs on the same memory and TLS:
@@ -446,9 +447,12 @@ int cli_run(int argc, char **argv)
 		}
 		code = 0;
 	} else {
-		if (res->exec_errno)
-			fprintf(stderr, "corral: %s: %s\n", c.shell ? "/bin/sh" : argv[optind_],
-				res->exec_errno == ENOENT ? "command not found" : strerror(res->exec_errno));
+		if (res->exec_errno) {
+			char msg[512];
+
+			corral_exec_error_line(res, c.shell ? "/bin/sh" : argv[optind_], msg, sizeof(msg));
+			fputs(msg, stderr);
+		}
 		code = corral_result_exit_code(res);
 	}
 out:

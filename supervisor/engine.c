@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "supervisor/engine.h"
+#include "supervisor/result.h"
 #include "supervisor/sandbox.h"
 
 #ifndef __NR_pidfd_open
@@ -1001,10 +1002,20 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 			res->exited = true;
 			res->exec_errno = rep.err;
 			res->exit_status = stage_exit_code(rep.err);
+			if (rep.has_interp) {
+				/* The command exists but cannot be executed: 126 (DESIGN.md). */
+				rep.interp[sizeof(rep.interp) - 1] = 0;
+				res->exec_interp = strdup(rep.interp); /* NULL on ENOMEM: plain "not found" */
+				res->exit_status = 126;
+			}
 			if (opts->capture) {
 				char msg[512];
-				int len = snprintf(msg, sizeof(msg), "corral: %s: %s\n", name,
-						   rep.err == ENOENT ? "command not found" : strerror(rep.err));
+				int len = corral_exec_error_line(res, name, msg, sizeof(msg));
+
+				if (len < 0)
+					len = 0;
+				else if ((size_t)len >= sizeof(msg))
+					len = (int)sizeof(msg) - 1;
 				errs.buf = strdup(msg);
 				errs.len = errs.buf ? (size_t)len : 0;
 				out.fd = safe_close(out.fd);

@@ -244,10 +244,10 @@ int corral_identity_decide(struct corral_sandbox *sb, struct corral_error *err)
 
 	if (!can_write(&st, uid, gid))
 		return corral_err(err, CORRAL_E_SETUP, EACCES,
-				  "root %s is not writable by %s; choose who runs the command with --user USER[:GROUP] "
-				  "(for example the directory's owner), make the directory writable for that user, "
-				  "or pass --user root to keep uid 0 with every capability dropped",
-				  sb->root, who);
+				  "root %s is not writable by %s%s; choose who runs the command with --user USER[:GROUP] "
+				  "(for example the directory's owner), make the directory writable for that user%s",
+				  sb->root, who, uid == 0 ? " without capabilities" : "",
+				  uid == 0 ? "" : ", or pass --user root to keep uid 0 with every capability dropped");
 
 	sb->switch_identity = true;
 	sb->drop_caps = true;

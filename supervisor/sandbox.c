@@ -404,13 +404,13 @@ static void fill_rlimits(struct corral_sandbox *sb, struct corral_spawn_rlimits 
 	}
 }
 
-static void run_clear(struct corral_run *run)
+static void run_clear(const struct corral_sandbox *sb, struct corral_run *run)
 {
 	run->ruleset_fd = safe_close(run->ruleset_fd);
 	run->un_parent = safe_close(run->un_parent);
 	run->un_child = safe_close(run->un_child);
 	corral_cgroup_remove(run);
-	corral_tmp_remove(run);
+	corral_tmp_remove(sb, run);
 }
 
 _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_exec_opts *opts,
@@ -502,7 +502,7 @@ _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_
 			      },
 			      &o, res, err);
 out:
-	run_clear(&run);
+	run_clear(sb, &run);
 	free(envp);
 	free(tmpdir);
 	return r;

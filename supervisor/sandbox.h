@@ -141,7 +141,7 @@ void corral_cgroup_kill_and_remove(const struct corral_run *run);
 /* tmp: the run's private tmp and its safe removal. */
 int corral_tmp_create(const struct corral_sandbox *sb, struct corral_run *run,
 		      struct corral_error *err);
-void corral_tmp_remove(struct corral_run *run);
+void corral_tmp_remove(const struct corral_sandbox *sb, struct corral_run *run);
 
 const char *corral_tmp_base(void);
 /*
@@ -219,6 +219,13 @@ const char *corral_child_stage_name(int stage);
 struct corral_child_report {
 	int stage;
 	int err;
+	/*
+	 * STAGE_EXEC with ENOENT for a file that exists: its #! interpreter
+	 * (cut to fit), or "" for a binary whose ELF interpreter is missing;
+	 * has_interp false when the file itself was not found.
+	 */
+	bool has_interp;
+	char interp[238];
 };
 
 /* The child entry point for clone(); never returns. */

@@ -5,13 +5,17 @@
  * plus the per-uid task count RLIMIT_NPROC is set relative to.
  */
 #include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <linux/magic.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "supervisor/sandbox.h"
@@ -38,8 +42,25 @@ int corral_tmp_create(const struct corral_sandbox *sb, struct corral_run *run,
 	return 0;
 }
 
+/*
+ * Removal runs while other processes of the command's uid may still be
+ * writing into the tmp: another run sharing it (--rw /dev/shm, or /tmp
+ * when the tmps fall back there) or, as root, any process of that uid
+ * outside corral. So it never goes up through "..": a directory renamed
+ * out while we were inside it would lead there, and the removal would go
+ * on outside the tmp (and, as root, with root's rights). It holds an fd
+ * for each level it is in instead, at most TMP_DEPTH; a directory below
+ * that is first moved up to the top (its contents come with it), so any
+ * depth is removed with a few fds. And as root it runs in a helper
+ * process with the command's identity and no capabilities, so whatever
+ * is moved into the tmp is removed with no right the command lacks.
+ */
+#define TMP_DEPTH 16
+/* Runs in the helper (a CLONE_VM child) too: no sanitizer, no malloc. */
+#define _rm_ __attribute__((no_sanitize("address", "undefined")))
+
 /* Open the directory |name| in |dirfd| without following symlinks, made 0700 first if needed. */
-static int open_subdir(int dirfd, const char *name)
+static _rm_ int open_subdir(int dirfd, const char *name)
 {
 	char proc[64];
 	int pfd, fd;
@@ -61,29 +82,47 @@ static int open_subdir(int dirfd, const char *name)
 	return fd;
 }
 
+/* Move the directory |name| in |dirfd| up to |top| under a fresh name. */
+static _rm_ int move_to_top(int dirfd, const char *name, int top, unsigned long *seq)
+{
+	char fresh[64];
+
+	for (int tries = 0; tries < 1000; tries++) {
+		snprintf(fresh, sizeof(fresh), ".corral-deep-%lu", (*seq)++);
+		if (syscall(SYS_renameat2, dirfd, name, top, fresh, RENAME_NOREPLACE) == 0)
+			return 0;
+		if (errno != EEXIST)
+			return -1;
+	}
+	return -1;
+}
+
 /*
- * Remove everything beneath |top| (a directory fd), iteratively so a deep
- * tree needs neither recursion nor an fd per level: descend into the first
- * non-empty subdirectory, go back up through ".." when a directory is
- * empty. Never follows a symlink the command planted (unlinkat removes the
- * link; directories are opened O_NOFOLLOW). The whole tree is dead by now,
- * so nothing renames under us. Gives up on an entry it cannot remove.
+ * Remove everything beneath |top| (a directory fd): descend into a
+ * non-empty subdirectory, return to the level above (its held fd) when a
+ * directory is empty. Never follows a symlink the command planted
+ * (unlinkat removes the link; directories are opened O_NOFOLLOW). Gives up
+ * on an entry it cannot remove. Returns true when everything went.
  */
-static void remove_beneath(int top)
+static _rm_ bool remove_beneath(int top)
 {
 	char buf[8192];
-	int cur = fcntl(top, F_DUPFD_CLOEXEC, 3), depth = 0;
+	int fds[TMP_DEPTH + 1];
+	int depth = 0;
+	unsigned long seq = 0, seq_seen = 0;
 	bool stuck = false;
 
-	if (cur < 0)
-		return;
-	(void)fchmod(cur, 0700);
+	fds[0] = top;
+	(void)fchmod(top, 0700);
 	for (long budget = 0; budget < 10000000 && !stuck; budget++) {
+		int cur = fds[depth];
 		bool descended = false, failed = false;
 		long n;
 
-		if (lseek(cur, 0, SEEK_SET) < 0)
+		if (lseek(cur, 0, SEEK_SET) < 0) {
+			stuck = true;
 			break;
+		}
 		while (!descended && (n = syscall(SYS_getdents64, cur, buf, sizeof(buf))) > 0) {
 			for (long off = 0; off < n && !descended;) {
 				struct {
@@ -116,10 +155,15 @@ static void remove_beneath(int top)
 					failed = true;
 					continue;
 				}
-				(void)fchmod(fd, 0700);
-				safe_close(cur);
-				cur = fd;
-				depth++;
+				(void)fchmod(fd, 0700); /* also what moving it takes */
+				if (depth == TMP_DEPTH) {
+					/* Too deep to hold one more fd: up to the top, and on. */
+					safe_close(fd);
+					if (move_to_top(cur, name, top, &seq) < 0)
+						failed = true;
+					continue;
+				}
+				fds[++depth] = fd;
 				descended = true;
 			}
 		}
@@ -127,24 +171,85 @@ static void remove_beneath(int top)
 			continue;
 		if (failed)
 			stuck = true;
-		if (depth == 0)
+		if (depth == 0) {
+			/* Directories moved up since the last pass may have come in behind its listing. */
+			if (!stuck && seq != seq_seen) {
+				seq_seen = seq;
+				continue;
+			}
 			break;
-		{
-			int up = openat(cur, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-			safe_close(cur);
-			cur = up;
-			depth--;
-			if (cur < 0)
-				return;
 		}
+		safe_close(fds[depth--]); /* back to the level above: its own fd, never ".." */
 	}
-	safe_close(cur);
+	while (depth > 0)
+		safe_close(fds[depth--]);
+	return !stuck;
 }
 
-void corral_tmp_remove(struct corral_run *run)
+struct rm_helper {
+	int top;
+	uid_t uid;
+	gid_t gid;
+};
+
+/* The helper: the command's uid and gid, no supplementary groups, no capabilities. */
+static _rm_ int rm_helper_main(void *arg)
 {
+	const struct rm_helper *h = arg;
+	struct {
+		uint32_t version;
+		int pid;
+	} hdr = { 0x20080522 /* _LINUX_CAPABILITY_VERSION_3 */, 0 };
+	struct {
+		uint32_t effective, permitted, inheritable;
+	} data[2] = {};
+
+	if (syscall(SYS_setgroups, 0, NULL) < 0 || syscall(SYS_setresgid, h->gid, h->gid, h->gid) < 0 ||
+	    syscall(SYS_setresuid, h->uid, h->uid, h->uid) < 0 || syscall(SYS_capset, &hdr, data) < 0)
+		_exit(2);
+	_exit(remove_beneath(h->top) ? 0 : 1);
+}
+
+/* Run remove_beneath as the command's identity. False if it could not run or gave up. */
+static bool remove_as(int top, uid_t uid, gid_t gid)
+{
+	const size_t stack_size = 128 * 1024;
+	struct rm_helper h = { .top = top, .uid = uid, .gid = gid };
+	sigset_t all, old;
+	void *stack;
+	pid_t pid;
+	int status = -1;
+
+	stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (stack == MAP_FAILED)
+		return false;
+	/* No handler of the caller's runs in the helper: it starts, and stays, with every signal blocked. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	/* CLONE_VFORK: this thread waits while the helper runs on its memory. */
+	pid = clone(rm_helper_main, (char *)stack + stack_size, CLONE_VM | CLONE_VFORK | SIGCHLD, &h);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (pid > 0)
+		while (waitpid(pid, &status, __WALL) < 0 && errno == EINTR)
+			;
+	munmap(stack, stack_size);
+	return pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+void corral_tmp_remove(const struct corral_sandbox *sb, struct corral_run *run)
+{
+	if (run->tmp_path && rmdir(run->tmp_path) == 0) { /* empty, the common case */
+		run->tmp_fd = safe_close(run->tmp_fd);
+		free(run->tmp_path);
+		run->tmp_path = NULL;
+		return;
+	}
 	if (run->tmp_fd >= 0) {
-		remove_beneath(run->tmp_fd);
+		if (geteuid() == 0)
+			remove_as(run->tmp_fd, sb->switch_identity ? sb->uid : 0,
+				  sb->switch_identity ? sb->gid : 0);
+		else
+			remove_beneath(run->tmp_fd);
 		run->tmp_fd = safe_close(run->tmp_fd);
 	}
 	if (run->tmp_path) {

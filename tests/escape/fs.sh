@@ -73,6 +73,49 @@ expect_denied "python: truncate outside" crun -- "$PY" -c "import os; os.truncat
 expect_allowed "C: truncate inside" crun -- $PROBE truncate t
 expect_denied "C: truncate outside" crun -- $PROBE truncate "$O/victim"
 
+# -- the private tmp's removal stays in the tmp. Another run (B) of the same
+# uid that can write the tmp base (--rw on it) renames a directory out of
+# run A's tmp while corral removes it: the removal used to climb back
+# through ".." into where the directory went, deleting what was there with
+# corral's rights (root's, as root). Bounded: the climb stops at the level
+# it started from, $sac (on the tmp base's filesystem, so a rename gets
+# there); the attacker can write $sac/Z only.
+base=$(dirname "$(crun -c 'echo $TMPDIR')")
+if [ "$(stat -f -c %T "$base")" != tmpfs ]; then
+	ok "tmp removal race: tmp base $base is not tmpfs (its directory sizes do not shrink), not run"
+else
+	sac=$(mktemp -d "$base/corral-esc-sac.XXXXXX") && cleanup_dirs+=("$sac")
+	mkdir -p "$sac/Z" "$sac/keepdir" && echo keep > "$sac/keep" && echo keep > "$sac/keepdir/f"
+	chmod 1777 "$sac"; chmod 600 "$sac/keep"
+	if is_root; then chown 65534:65534 "$sac/Z"; fi
+	rm -f "$R/tmpname"
+	crun -- "$PY" -c '
+import os; t = os.environ["TMPDIR"]; os.makedirs(t + "/X/Y")
+for i in range(60000): open("%s/X/Y/f%d" % (t, i), "w").close()
+open("tmpname", "w").write(t)' &
+	bpid=$!
+	for _ in $(seq 600); do [ -s "$R/tmpname" ] && break; sleep 0.05; done
+	moved=$("$C" run --root "$R" --rw "$base" --rw "$sac/Z" --timeout 60 -- "$PY" -c '
+import os, sys, time
+y = sys.argv[1] + "/X/Y"
+seen = 0
+while True:
+    try:
+        n = os.stat(y).st_size
+    except FileNotFoundError:
+        time.sleep(0.001); continue
+    if n >= seen:
+        seen = n; time.sleep(0.0005); continue
+    os.rename(y, sys.argv[2] + "/Y"); print("moved"); break' "$(cat "$R/tmpname")" "$sac/Z" 2>&1)
+	wait "$bpid"
+	[ "$moved" = moved ] && ok "tmp removal race: Y renamed out of the tmp mid-removal (control)" ||
+		bad "tmp removal race: the attacker did not get to move Y: $moved"
+	[ -f "$sac/keep" ] && [ -f "$sac/keepdir/f" ] && ok "tmp removal race: nothing outside the tmp removed" ||
+		bad "tmp removal race: the removal deleted outside the tmp: $(ls -A "$sac" | tr '\n' ' ')"
+	[ ! -e "$(cat "$R/tmpname")" ] && ok "tmp removal race: the tmp itself is gone" || bad "tmp removal race: tmp left"
+	rm -rf "$sac"
+fi
+
 # -- from outside: nothing planted, nothing changed
 outside_intact
 finish

@@ -34,6 +34,27 @@ printf 'x\000y\n' > "$R/nul"; chmod 755 "$R/nul"
 "$C" run -- ./nul 2>/dev/null; expect_eq "NUL in the first line -> 126" 126 $?
 mkdir "$R/adir"
 "$C" run -- ./adir 2>/dev/null; expect_eq "directory -> 126" 126 $?
+# A file that is there but whose interpreter is not: the command exists, so
+# 126, and the message names what is missing (not "command not found").
+printf '#!/no/such/interp -x\necho hi\n' > "$R/orphan.sh"; chmod 755 "$R/orphan.sh"
+err=$("$C" run -- ./orphan.sh 2>&1); rc=$?
+expect_eq "missing #! interpreter -> 126, named" "126 corral: ./orphan.sh: cannot execute: interpreter /no/such/interp not found" "$rc $err"
+out=$("$C" run --json --env PATH="$R:/usr/bin:/bin" -- orphan.sh)
+expect_eq "--json: missing interpreter through PATH" "126 'corral: orphan.sh: cannot execute: interpreter /no/such/interp not found\n'" \
+	"$(json '["exit_status"]' <<<"$out") $(json '["stderr"]' <<<"$out")"
+printf '#!/no/\033]0;x\007\n' > "$R/esc.sh"; chmod 755 "$R/esc.sh"
+err=$("$C" run -- ./esc.sh 2>&1); rc=$?
+expect_eq "interpreter name printed without control bytes" "126 corral: ./esc.sh: cannot execute: interpreter /no/?]0;x? not found" "$rc $err"
+"$PY" -c '
+import sys
+d = open("/bin/true", "rb").read()
+old = b"/lib64/ld-linux-x86-64.so.2"
+assert old in d
+open(sys.argv[1], "wb").write(d.replace(old, b"/lib64/ld-corral-nonex.so.2"))' "$R/noloader"
+chmod 755 "$R/noloader"
+err=$("$C" run -- ./noloader 2>&1); rc=$?
+expect_eq "missing ELF interpreter -> 126, said" "126 corral: ./noloader: cannot execute: its ELF interpreter (dynamic loader) not found" "$rc $err"
+"$C" run -- ./no-such-file 2>/dev/null; expect_eq "a missing file is still 127 (control)" 127 $?
 err=$("$C" run --root /no/such/dir -- true 2>&1); rc=$?
 expect_eq "missing root -> 125" 125 $rc
 expect_eq "missing root message" "corral: root /no/such/dir: No such file or directory" "$err"

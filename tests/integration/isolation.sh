@@ -89,6 +89,12 @@ if is_root; then
 	expect_eq "--user root: uid 0" "0" "$(printf '%s\n' "$st" | awk '$1 == "Uid:" {print $2}')"
 	expect_eq "--user root: CapEff zero" "0000000000000000" "$(printf '%s\n' "$st" | awk '$1 == "CapEff:" {print $2}')"
 	expect_eq "--user root: CapBnd zero" "0000000000000000" "$(printf '%s\n' "$st" | awk '$1 == "CapBnd:" {print $2}')"
+	# --user root on a root it cannot write without capabilities: the refusal
+	# does not suggest the --user root that was just given.
+	R4=$(mkroot); chown 65534:65534 "$R4"; chmod 755 "$R4"
+	err=$("$C" run --root "$R4" --user root -- true 2>&1); rc=$?
+	expect_match "--user root, unwritable: 125, says why" "^125 corral: root .* is not writable by root \(uid 0, gid 0\) without capabilities; choose .*--user USER" "$rc $err"
+	case $err in *"pass --user root"*) bad "--user root refusal suggests --user root: $err" ;; *) ok "--user root refusal does not suggest --user root" ;; esac
 	# --user by name and number, with a group.
 	expect_eq "--user nobody:nogroup" "65534 65534" "$("$C" run --user nobody:nogroup -- sh -c 'echo $(id -u) $(id -g)')"
 	expect_eq "--user 65534:65534" "65534 65534" "$("$C" run --user 65534:65534 -- sh -c 'echo $(id -u) $(id -g)')"

@@ -60,6 +60,24 @@ expect_eq "TMPDIR mode 0700" "700" "$mode"
 if is_root; then expect_eq "TMPDIR owned by the command's uid" "65534" "$owner"; else expect_eq "TMPDIR owned by us" "$(id -u)" "$owner"; fi
 [ -n "$tmp" ] && [ ! -e "$tmp" ] && ok "TMPDIR removed after the run" || bad "TMPDIR $tmp still there"
 [ -d / ] && [ -e /etc/passwd ] && ok "removal did not follow the planted symlink" || bad "symlink followed"
+# A tree deeper than the fds the removal holds (it moves deep directories up),
+# with mode-000 directories, files, symlinks and FIFOs at every level.
+tmp=$("$C" run -- "$PY" -c '
+import os
+t = os.environ["TMPDIR"]
+for top in range(3):
+    p = "%s/t%d" % (t, top)
+    for d in range(120):
+        p += "/d%d" % d
+        os.makedirs(p)
+        open(p + "/f", "w").write("x")
+        os.symlink("/etc", p + "/l")
+        os.mkfifo(p + "/p")
+for root, dirs, files in os.walk(t, topdown=False):
+    if root.count("/d") % 13 == 5:
+        os.chmod(root, 0)
+print(t)')
+[ -n "$tmp" ] && [ ! -e "$tmp" ] && ok "a 120-deep TMPDIR tree with mode-000 levels removed" || bad "deep TMPDIR tree left: $tmp"
 t1=$("$C" run -- sh -c 'echo $TMPDIR'); t2=$("$C" run -- sh -c 'echo $TMPDIR')
 [ "$t1" != "$t2" ] && ok "a fresh TMPDIR per run" || bad "TMPDIR reused: $t1"
 

@@ -1201,6 +1201,13 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 			;
 		if (w == pid) {
 			tally_add(&tally, &ru);
+			/*
+			 * Exited on its own between the last look and the deadline's
+			 * kill: nothing killed it, so its status is the result (124
+			 * is for a command the deadline killed: DESIGN.md).
+			 */
+			if (timed_out && WIFEXITED(status))
+				timed_out = false;
 		} else if (r >= 0) {
 			/* Someone else reaped it: its status is gone, and no result can be made up. */
 			r = corral_err(err, CORRAL_E_SETUP, errno,

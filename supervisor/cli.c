@@ -307,7 +307,27 @@ int cli_parse_common(int argc, char **argv, const char *cmd, bool allow_shell,
 	return 0;
 }
 
+static int cli_main(int argc, char **argv);
+
+/*
+ * What corral printed must have reached standard output: a result, policy
+ * or report that was lost (a full disk, /dev/full, a reader gone while
+ * SIGPIPE is ignored) is corral's error, 125 with its line on stderr, not
+ * a silent 0. In plain `run` corral prints nothing there itself.
+ */
 int main(int argc, char **argv)
+{
+	int code = cli_main(argc, argv);
+
+	errno = 0;
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		fprintf(stderr, "corral: writing to standard output: %s\n", strerror(errno ? errno : EIO));
+		return CLI_EXIT_ERROR;
+	}
+	return code;
+}
+
+static int cli_main(int argc, char **argv)
 {
 	const char *cmd;
 

@@ -441,7 +441,12 @@ int cli_run(int argc, char **argv)
 	}
 	if (c.json) {
 		/* Streamed: the text can be several times the captured bytes. */
-		if (corral_result_json_fprint(res, stdout) < 0 || fputc('\n', stdout) == EOF) {
+		if (corral_result_json_fprint(res, stdout) < 0 || fputc('\n', stdout) == EOF ||
+		    fflush(stdout) == EOF) {
+			/* Said here, while errno is the write's; main would only know that one failed. */
+			fprintf(stderr, "corral: writing the result to standard output: %s\n",
+				strerror(errno ? errno : EIO));
+			clearerr(stdout);
 			code = CLI_EXIT_ERROR;
 			goto out;
 		}

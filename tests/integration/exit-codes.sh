@@ -152,4 +152,17 @@ if is_root; then
 fi
 # control: a command that itself exits 127 keeps its status
 "$C" run -- sh -c 'exit 127'; expect_eq "own status 127 stays 127" 127 $?
+# A result corral could not deliver is its error (125 and a line), not a silent 0.
+if [ -w /dev/full ]; then
+	err=$("$C" run --json -- true 2>&1 >/dev/full); rc=$?
+	expect_eq "--json result to a full device: 125, said" "125 corral: writing the result to standard output: No space left on device" "$rc $err"
+	err=$("$C" run --json -- head -c 100000 /dev/zero 2>&1 >/dev/full); rc=$?
+	expect_eq "--json big result to a full device: 125, said" "125 corral: writing the result to standard output: No space left on device" "$rc $err"
+	err=$("$C" policy show 2>&1 >/dev/full); rc=$?
+	expect_eq "policy show to a full device: 125, said" "125 corral: writing to standard output: No space left on device" "$rc $err"
+	err=$("$C" run -- true 2>&1 >/dev/full); rc=$?
+	expect_eq "plain run prints nothing itself: its command's status (control)" "0 " "$rc $err"
+fi
+rc=$(trap '' PIPE; "$C" run --json -- sleep 0.2 2>"$R/pipe.err" | true; echo "${PIPESTATUS[0]}")
+expect_eq "--json result to a closed pipe (SIGPIPE ignored): 125, said" "125 corral: writing the result to standard output: Broken pipe" "$rc $(cat "$R/pipe.err")"
 finish

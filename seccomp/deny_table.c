@@ -159,6 +159,38 @@ const struct corral_sc_rule corral_sc_rules[] = {
 	  "seccomp.deny_table", "without Landlock: another process's pages (pid 0, itself, stays allowed)" },
 
 	/*
+	 * System V IPC and POSIX message queues. Their objects live in the
+	 * IPC namespace, not the filesystem: Landlock does not see them, and
+	 * any process of the same uid may find (shmctl SHM_STAT walks them
+	 * all, no key needed), attach, read, overwrite or remove another's
+	 * segments, queues and semaphores, and mq_unlink another's queue.
+	 * Segments also outlive the run and its memory limit (only
+	 * kernel.shmall bounds them). A private IPC namespace would keep them
+	 * usable but costs 200-350 us per run here and needs root or a user
+	 * namespace, so they are refused (shmdt stays: it detaches only one's
+	 * own). POSIX shared memory and semaphores (shm_open, sem_open) are
+	 * files in /dev/shm, which Landlock confines; multiprocessing uses
+	 * those. docs/workloads.md names what needs the refused ones.
+	 */
+	DENY("shmget", EPERM, "System V shared memory: segments of every process of the uid, and outliving the run"),
+	DENY("shmat", EPERM, "System V shared memory: attaches any segment of the uid's, found without its key"),
+	DENY("shmctl", EPERM, "System V shared memory: lists, reads, changes and removes the uid's segments"),
+	DENY("msgget", EPERM, "System V message queues: the uid's queues, outside processes' included"),
+	DENY("msgsnd", EPERM, "System V message queues"),
+	DENY("msgrcv", EPERM, "System V message queues: takes another process's messages"),
+	DENY("msgctl", EPERM, "System V message queues: lists and removes the uid's queues"),
+	DENY("semget", EPERM, "System V semaphores: the uid's sets, outside processes' included"),
+	DENY("semop", EPERM, "System V semaphores"),
+	DENY("semtimedop", EPERM, "System V semaphores"),
+	DENY("semctl", EPERM, "System V semaphores: sets the value of, and removes, another process's semaphores"),
+	DENY("mq_open", EPERM, "POSIX message queues: a namespace of their own, outside Landlock"),
+	DENY("mq_unlink", EPERM, "POSIX message queues: removes another process's queue"),
+	DENY("mq_timedsend", EPERM, "POSIX message queues"),
+	DENY("mq_timedreceive", EPERM, "POSIX message queues"),
+	DENY("mq_notify", EPERM, "POSIX message queues"),
+	DENY("mq_getsetattr", EPERM, "POSIX message queues"),
+
+	/*
 	 * Another process's resource limits. Landlock does not scope
 	 * prlimit, and the kernel lets a process set the limits of any
 	 * process of its own uid: the supervisor's, when corral runs

@@ -31,6 +31,9 @@
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
+#include <sys/msg.h>
+#include <sys/shm.h>
+#include <mqueue.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -790,6 +793,29 @@ static int c_prlimit(int argc, char **argv)
 	return verdict(&o);
 }
 
+/* argv[0]: a System V segment (mode 0666) the check made outside. */
+static int c_sysv(int argc, char **argv)
+{
+	int victim = atoi(argv[0]);
+	struct obs o = {};
+	struct shmid_ds ds;
+	void *own = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	void *a;
+
+	if (own == MAP_FAILED)
+		return control_failed("shared anonymous memory of its own (mmap MAP_SHARED)", errno);
+	munmap(own, 4096);
+	a = shmat(victim, NULL, SHM_RDONLY);
+	ATTACK(&o, "shmat of an outside System V segment", a == (void *)-1 ? -1 : 0);
+	if (a != (void *)-1)
+		shmdt(a);
+	ATTACK(&o, "shmctl(SHM_STAT) walk of the uid's segments", shmctl(0, SHM_STAT, &ds));
+	ATTACK(&o, "shmget(IPC_PRIVATE) (outlives the run)", shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600));
+	ATTACK(&o, "msgget(IPC_PRIVATE)", msgget(IPC_PRIVATE, IPC_CREAT | 0600));
+	ATTACK(&o, "mq_unlink", mq_unlink("/corral-canary-none"));
+	return verdict(&o);
+}
+
 static int c_proc(int argc, char **argv)
 {
 	pid_t victim = (pid_t)atol(argv[0]), own;
@@ -1294,6 +1320,7 @@ static const struct {
 	{ "ptrace", 1, c_ptrace },
 	{ "proc", 1, c_proc },
 	{ "prlimit", 1, c_prlimit },
+	{ "sysv", 1, c_sysv },
 	{ "tty", 1, c_tty },
 	{ "fds", 1, c_fds },
 	{ "env", 2, c_env },

@@ -23,6 +23,7 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/shm.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -60,7 +61,7 @@ static const struct {
 	{ "net.families", "no packet or vsock sockets, whatever the network mode" },
 	{ "net.unix", "Unix sockets reach nothing outside the sandbox (pathname and abstract)" },
 	{ "syscall.bypass", "io_uring and foreign syscall ABIs (x32, i386) cannot get around the filter" },
-	{ "proc.isolation", "no signals, ptrace, resource limits or /proc/PID/{environ,mem,cwd,root,fd} of processes outside the sandbox (their cmdline and status stay visible)" },
+	{ "proc.isolation", "no signals, ptrace, resource limits, System V IPC objects or /proc/PID/{environ,mem,cwd,root,fd} of processes outside the sandbox (their cmdline and status stay visible)" },
 	{ "tty.no_injection", "no terminal input injection (TIOCSTI, TIOCLINUX)" },
 	{ "priv.none", "no privilege: no_new_privs, no capabilities, a non-root uid when corral runs as root" },
 	{ "lifetime", "nothing outlives the run: the deadline and the exit kill the whole tree" },
@@ -906,6 +907,20 @@ static void process_canaries(struct check *c)
 		else
 			record_line(c, "proc.isolation", name, postures[i], line);
 		corral_result_clear(&res);
+	}
+	{
+		/* A System V segment outside, 0666 so any uid the command runs as could attach it. */
+		int id = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0666);
+		char sid[16];
+
+		if (id < 0) {
+			record(c, "proc.isolation", "sysv", R_INCONCLUSIVE,
+			       "control failed: no System V segment could be made outside: %s", strerror(errno));
+			return;
+		}
+		snprintf(sid, sizeof(sid), "%d", id);
+		simple(c, "proc.isolation", "sysv", "seccomp.deny_table", (const char *[]){ "sysv", sid, NULL });
+		shmctl(id, IPC_RMID, NULL);
 	}
 }
 

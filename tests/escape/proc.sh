@@ -87,6 +87,31 @@ r = ctypes.CDLL(None, use_errno=True).syscall(16, fd, ctypes.c_ulong(0x5412 | (1
 assert r == 0, os.strerror(ctypes.get_errno())"
 fi
 
+# -- System V IPC and POSIX message queues: no filesystem path, so Landlock
+# does not see them; a process of the uid outside made them.
+sysv=$CORRAL_SRCDIR/tests/escape/sysv.py
+cp "$sysv" "$R/sysv.py"
+secret="sysv-secret-$$"
+if shmid=$(as_id "$PY" "$sysv" host-shm "$secret"); then
+	as_id "$PY" "$sysv" find-shm "$secret" >/dev/null && ok "control: outside, the uid reads the segment without its key" ||
+		bad "control: find-shm outside failed"
+	expect_denied "python: find and attach an outside System V segment" crun -- "$PY" sysv.py find-shm "$secret"
+	expect_denied "python: shmget(IPC_PRIVATE) (would outlive the run)" crun -- "$PY" sysv.py private-shm
+	ipcrm -m "$shmid" 2>/dev/null || as_id ipcrm -m "$shmid"
+else
+	bad "control: could not make a System V segment outside"
+fi
+q=/corral-esc-q-$$
+if as_id "$PY" "$sysv" host-mq "$q"; then
+	expect_denied "python: mq_unlink an outside POSIX queue" crun -- "$PY" sysv.py unlink-mq "$q"
+	as_id "$PY" "$sysv" unlink-mq "$q" && ok "control: the queue was still there, and the uid removes it outside" ||
+		bad "control: the outside queue was gone"
+else
+	bad "control: could not make a POSIX queue outside"
+fi
+expect_allowed "python: shared memory through a file in the root (mmap MAP_SHARED)" \
+	crun -- "$PY" -c 'import mmap; f = open("m", "w+b"); f.truncate(4096); m = mmap.mmap(f.fileno(), 4096); m[0:2] = b"ok"'
+
 # -- io_uring
 expect_denied "C: io_uring_setup" crun -- $PROBE io_uring
 expect_allowed "python: a native syscall through ctypes" crun -- "$PY" -c 'import ctypes; assert ctypes.CDLL(None).syscall(39) > 0'

@@ -495,12 +495,12 @@ static bool locate_value(const char *buf, size_t len, size_t end, char *out, siz
 			}
 			i++;
 		} else {
-			/* a number or a literal: this is the one if it ends at the offset */
-			size_t start = i;
-
-			while (i < end && !strchr(" \t\r\n,:]}", buf[i]))
+			/* a number or a literal (at least one byte: a NUL is no delimiter): the one if it ends at the offset */
+			do
 				i++;
-			if (i == end && start < end)
+			while (i < end && buf[i] != ' ' && buf[i] != '\t' && buf[i] != '\r' && buf[i] != '\n' &&
+			       buf[i] != ',' && buf[i] != ':' && buf[i] != ']' && buf[i] != '}');
+			if (i == end)
 				break;
 		}
 	}

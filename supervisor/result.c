@@ -6,7 +6,6 @@
 
 #include "internal/utf8.h"
 #include "internal/util.h"
-#include "supervisor/result.h"
 
 _public_ void corral_result_clear(struct corral_result *res)
 {
@@ -16,18 +15,6 @@ _public_ void corral_result_clear(struct corral_result *res)
 	free(res->stderr_buf);
 	free(res->exec_interp);
 	memset(res, 0, sizeof(*res));
-}
-
-int corral_exec_error_line(const struct corral_result *res, const char *name, char *buf, size_t len)
-{
-	if (res->exec_errno == ENOENT && res->exec_interp && *res->exec_interp)
-		return snprintf(buf, len, "corral: %s: cannot execute: interpreter %s not found\n", name,
-				res->exec_interp);
-	if (res->exec_errno == ENOENT && res->exec_interp)
-		return snprintf(buf, len,
-				"corral: %s: cannot execute: its ELF interpreter (dynamic loader) not found\n", name);
-	return snprintf(buf, len, "corral: %s: %s\n", name,
-			res->exec_errno == ENOENT ? "command not found" : strerror(res->exec_errno));
 }
 
 _public_ int corral_result_exit_code(const struct corral_result *res)

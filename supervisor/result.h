@@ -2,7 +2,9 @@
 #ifndef CORRAL_SUPERVISOR_RESULT_H
 #define CORRAL_SUPERVISOR_RESULT_H
 
-#include <stddef.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "corral.h"
 
@@ -10,8 +12,21 @@
  * The one stderr line (with its newline) for a command that could not be
  * executed (res->exec_errno set), as a shell words it: "corral: NAME:
  * command not found", the missing interpreter named, or strerror.
- * Returns its length, as snprintf.
+ * Returns its length, as snprintf. Inline: the engine (in libcorral) and
+ * the CLI (which may link libcorral.so, where this is not exported) both
+ * print it.
  */
-int corral_exec_error_line(const struct corral_result *res, const char *name, char *buf, size_t len);
+static inline int corral_exec_error_line(const struct corral_result *res, const char *name, char *buf,
+					 size_t len)
+{
+	if (res->exec_errno == ENOENT && res->exec_interp && *res->exec_interp)
+		return snprintf(buf, len, "corral: %s: cannot execute: interpreter %s not found\n", name,
+				res->exec_interp);
+	if (res->exec_errno == ENOENT && res->exec_interp)
+		return snprintf(buf, len,
+				"corral: %s: cannot execute: its ELF interpreter (dynamic loader) not found\n", name);
+	return snprintf(buf, len, "corral: %s: %s\n", name,
+			res->exec_errno == ENOENT ? "command not found" : strerror(res->exec_errno));
+}
 
 #endif

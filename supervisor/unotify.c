@@ -46,6 +46,7 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -138,6 +139,7 @@ struct corral_unotify_plan {
 	bool switch_identity;
 	uid_t uid;
 	gid_t gid;
+	bool inet; /* the network mode lets inet sockets connect and address sends (not "none") */
 };
 
 void corral_unotify_plan_free(struct corral_unotify_plan *plan)
@@ -195,6 +197,7 @@ int corral_unotify_plan_new(const struct corral_sandbox *sb, int handover_fd,
 	plan->switch_identity = sb->switch_identity;
 	plan->uid = sb->uid;
 	plan->gid = sb->gid;
+	plan->inet = sb->policy->network != CORRAL_NET_NONE;
 	*out = plan;
 	return 0;
 }
@@ -271,7 +274,20 @@ int corral_unotify_child_install(const struct corral_unotify_plan *plan, const s
 
 /* ---------------------------------------------------------------- helper */
 
-enum { OP_CONNECT = 1, OP_SENDTO = 2, OP_SENDMSG = 3 };
+/*
+ * OP_HOLD: no call, only fds to keep. The fds a request carries (the
+ * command's socket and SCM_RIGHTS, taken with pidfd_getfd) may be the last
+ * references once the command is gone, and closing the last one can block:
+ * a TCP socket with SO_LINGER and unsent data sleeps for its linger time in
+ * close(). So the supervisor's event loop never makes that close: it hands
+ * every fd it took to a helper (with the request, or OP_HOLD when the
+ * request failed), closes its own copies, and only then sends the helper
+ * anything else; a helper closes what it holds when the next message
+ * comes (OP_RELEASE, or any other), so the last close is always the
+ * helper's, and a helper killed at the end of the run closes without
+ * lingering (an exiting task does not linger).
+ */
+enum { OP_CONNECT = 1, OP_SENDTO = 2, OP_SENDMSG = 3, OP_HOLD = 4, OP_RELEASE = 5 };
 enum { ADDR_NONE = 0, ADDR_COPY = 1, ADDR_TARGET = 2 };
 
 struct hreq {
@@ -282,6 +298,7 @@ struct hreq {
 	uint32_t addr_len;
 	uint32_t payload_len;
 	uint32_t n_rights;
+	uint32_t ctl_len; /* inet-level control messages, after the payload */
 	uint8_t addr[sizeof(struct sockaddr_un) + 8];
 };
 
@@ -291,7 +308,7 @@ struct hrep {
 	int32_t err;
 };
 
-static uint8_t helper_buf[sizeof(struct hreq) + PAYLOAD_MAX];
+static uint8_t helper_buf[sizeof(struct hreq) + PAYLOAD_MAX + CONTROL_MAX];
 
 /* The helper's loop; runs in a forked process, syscalls only. */
 static _Noreturn void helper_main(int sock)
@@ -299,7 +316,12 @@ static _Noreturn void helper_main(int sock)
 	union {
 		char buf[CMSG_SPACE(sizeof(int) * (RIGHTS_MAX + 2))];
 		struct cmsghdr align;
-	} in, out;
+	} in;
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * (RIGHTS_MAX + 2)) + CONTROL_MAX];
+		struct cmsghdr align;
+	} out;
+	int held[RIGHTS_MAX + 2], nheld = 0;
 
 	for (;;) {
 		struct iovec iov = { .iov_base = helper_buf, .iov_len = sizeof(helper_buf) };
@@ -318,15 +340,30 @@ static _Noreturn void helper_main(int sock)
 			continue;
 		if (n <= 0)
 			_exit(0);
+		/* A later message: the supervisor has closed its copies of what we hold. */
+		while (nheld)
+			close(held[--nheld]);
 		for (struct cmsghdr *cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm))
 			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
 				int k = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
 
-				for (int i = 0; i < k && nfds < (int)ARRAY_SIZE(fds); i++)
-					memcpy(&fds[nfds++], CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+				for (int i = 0; i < k; i++) {
+					int f;
+
+					memcpy(&f, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+					if (nfds < (int)ARRAY_SIZE(fds))
+						fds[nfds++] = f;
+					else
+						close(f);
+				}
 			}
+		if ((size_t)n >= sizeof(*q) && (q->op == OP_HOLD || q->op == OP_RELEASE)) {
+			memcpy(held, fds, sizeof(int) * (size_t)nfds);
+			nheld = nfds;
+			continue; /* no answer */
+		}
 		if ((size_t)n < sizeof(*q) || nfds < 1 + (q->addr_mode == ADDR_TARGET) + (int)q->n_rights ||
-		    (size_t)n < sizeof(*q) + q->payload_len) {
+		    q->ctl_len > CONTROL_MAX || (size_t)n < sizeof(*q) + q->payload_len + q->ctl_len) {
 			rep.err = EIO;
 			goto reply;
 		}
@@ -364,18 +401,24 @@ static _Noreturn void helper_main(int sock)
 			struct msghdr sm = { .msg_name = addr, .msg_namelen = alen, .msg_iov = &piov,
 					     .msg_iovlen = 1 };
 			int first = 1 + (q->addr_mode == ADDR_TARGET);
+			size_t ctl = 0;
 
+			memset(out.buf, 0, sizeof(out.buf));
 			if (q->n_rights) {
-				struct cmsghdr *cm;
+				struct cmsghdr *cm = (struct cmsghdr *)out.buf;
 
-				memset(out.buf, 0, sizeof(out.buf));
-				sm.msg_control = out.buf;
-				sm.msg_controllen = CMSG_SPACE(sizeof(int) * q->n_rights);
-				cm = CMSG_FIRSTHDR(&sm);
 				cm->cmsg_level = SOL_SOCKET;
 				cm->cmsg_type = SCM_RIGHTS;
 				cm->cmsg_len = CMSG_LEN(sizeof(int) * q->n_rights);
 				memcpy(CMSG_DATA(cm), &fds[first], sizeof(int) * q->n_rights);
+				ctl = CMSG_SPACE(sizeof(int) * q->n_rights);
+			}
+			/* The inet-level ones, as the caller wrote them (aligned cmsgs: they stay aligned). */
+			memcpy(out.buf + ctl, helper_buf + sizeof(*q) + q->payload_len, q->ctl_len);
+			ctl += q->ctl_len;
+			if (ctl) {
+				sm.msg_control = out.buf;
+				sm.msg_controllen = ctl;
 			}
 			r = sendmsg(fds[0], &sm, (int)q->flags | MSG_NOSIGNAL);
 			break;
@@ -389,8 +432,9 @@ static _Noreturn void helper_main(int sock)
 		else
 			rep.val = r;
 reply:
-		for (int i = 0; i < nfds; i++)
-			close(fds[i]);
+		/* Kept, not closed, until the supervisor's next message (see OP_HOLD). */
+		memcpy(held, fds, sizeof(int) * (size_t)nfds);
+		nheld = nfds;
 		while (send(sock, &rep, sizeof(rep), MSG_NOSIGNAL) < 0 && errno == EINTR)
 			;
 	}
@@ -869,6 +913,52 @@ static int pick_helper(struct corral_unotify *u)
 	return best;
 }
 
+/* One fd-less message to helper |hi| (OP_RELEASE), or the fds to hold (OP_HOLD). */
+static int helper_send(struct corral_unotify *u, int hi, uint32_t op, const int *fds, int nfds)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * (RIGHTS_MAX + 2))];
+		struct cmsghdr align;
+	} cu;
+	struct hreq q = { .op = op };
+	struct iovec iov = { .iov_base = &q, .iov_len = sizeof(q) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	if (nfds > 0) {
+		struct cmsghdr *cm;
+
+		memset(cu.buf, 0, sizeof(cu.buf));
+		m.msg_control = cu.buf;
+		m.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
+		cm = CMSG_FIRSTHDR(&m);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
+		memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfds);
+	}
+	return sendmsg(u->helpers[hi].sock, &m, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 ? -errno : 0;
+}
+
+/*
+ * Drop the fds mediate took from the command, without ever making a last
+ * close here (see OP_HOLD): helper |hi| has them already (the request), or
+ * one is given them now. Only with no helper at all are they closed here.
+ */
+static void release_fds(struct corral_unotify *u, int hi, const int *fds, int nfds)
+{
+	if (nfds == 0)
+		return;
+	if (hi < 0) {
+		hi = pick_helper(u);
+		if (hi >= 0 && helper_send(u, hi, OP_HOLD, fds, nfds) < 0)
+			hi = -1;
+	}
+	for (int i = 0; i < nfds; i++)
+		close(fds[i]);
+	if (hi >= 0)
+		helper_send(u, hi, OP_RELEASE, NULL, 0); /* best effort: any later message does the same */
+}
+
 static void mediate(struct corral_unotify *u)
 {
 	const struct seccomp_notif *q = u->req;
@@ -881,7 +971,7 @@ static void mediate(struct corral_unotify *u)
 	size_t copied = 0, ctl_len = 0;
 	bool mmsg = false, has_addr;
 	pid_t tid = (pid_t)q->pid;
-	int hi;
+	int hi, sent_to = -1;
 	ssize_t total = 0;
 
 	memset(h, 0, sizeof(*h));
@@ -962,13 +1052,23 @@ static void mediate(struct corral_unotify *u)
 		err = errno == ESRCH ? ESRCH : errno == EBADF ? EBADF : errno;
 		goto answer;
 	}
+	fds[nfds++] = sock;
 	if (getsockopt(sock, SOL_SOCKET, SO_DOMAIN, &domain, &olen) < 0 ||
 	    getsockopt(sock, SOL_SOCKET, SO_TYPE, &type, &olen) < 0) {
 		err = errno;
 		goto answer;
 	}
-	fds[nfds++] = sock;
 	sock = -1;
+	/*
+	 * Under "none" the command can create no inet socket, but one may be
+	 * inherited (a socket as stdin). The helper is outside Landlock, so
+	 * connecting it, or sending it to an address, here would get round
+	 * Landlock's TCP rule: refused as that rule would.
+	 */
+	if (!u->plan->inet && domain != AF_UNIX && (h->op == OP_CONNECT || has_addr)) {
+		err = EACCES;
+		goto answer;
+	}
 
 	/* Only a Unix socket's pathname address is a security decision here; anything else goes as copied. */
 	if (has_addr && domain == AF_UNIX && addr_len > offsetof(struct sockaddr_un, sun_path) &&
@@ -1006,6 +1106,26 @@ static void mediate(struct corral_unotify *u)
 			}
 			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_CREDENTIALS)
 				continue;
+			/*
+			 * IP-level ones on an inet socket (IP_TOS, IP_PKTINFO, IPV6_HOPLIMIT,
+			 * UDP_SEGMENT...) go along as written: they say how to send, not
+			 * where to, and the socket's own namespace bounds them.
+			 */
+			if ((domain == AF_INET || domain == AF_INET6) &&
+			    (cm->cmsg_level == IPPROTO_IP || cm->cmsg_level == IPPROTO_IPV6 ||
+			     cm->cmsg_level == IPPROTO_UDP || cm->cmsg_level == IPPROTO_TCP)) {
+				size_t sp = CMSG_ALIGN(cm->cmsg_len);
+
+				if (sp > (size_t)(control + ctl_len - (uint8_t *)cm))
+					sp = (size_t)(control + ctl_len - (uint8_t *)cm);
+				if (h->ctl_len + sp > CONTROL_MAX) {
+					err = ENOBUFS;
+					goto answer;
+				}
+				memcpy((uint8_t *)(h + 1) + h->payload_len + h->ctl_len, cm, sp);
+				h->ctl_len += (uint32_t)sp;
+				continue;
+			}
 			if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) {
 				err = EINVAL;
 				goto answer;
@@ -1045,7 +1165,7 @@ static void mediate(struct corral_unotify *u)
 			char buf[CMSG_SPACE(sizeof(int) * (RIGHTS_MAX + 2))];
 			struct cmsghdr align;
 		} cu;
-		struct iovec iov = { .iov_base = h, .iov_len = sizeof(*h) + h->payload_len };
+		struct iovec iov = { .iov_base = h, .iov_len = sizeof(*h) + h->payload_len + h->ctl_len };
 		struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cu.buf,
 				    .msg_controllen = CMSG_SPACE(sizeof(int) * nfds) };
 		struct cmsghdr *cm;
@@ -1062,15 +1182,14 @@ static void mediate(struct corral_unotify *u)
 		}
 		u->helpers[hi].busy++;
 		u->inflight[u->n_inflight++] = (struct inflight){ q->id, mmsg, hi };
+		sent_to = hi;
 	}
 	goto out;
 
 answer:
 	respond(u, q->id, 0, err ? err : EIO);
 out:
-	for (int i = 0; i < nfds; i++)
-		close(fds[i]);
-	safe_close(sock);
+	release_fds(u, sent_to, fds, nfds);
 	safe_close(pidfd);
 }
 
@@ -1120,7 +1239,7 @@ void corral_unotify_handle(struct corral_unotify *u, const struct pollfd *pf, in
 				if (!u->req) {
 					u->req = calloc(1, u->req_size);
 					u->resp = calloc(1, u->resp_size);
-					u->hq = malloc(sizeof(struct hreq) + PAYLOAD_MAX);
+					u->hq = malloc(sizeof(struct hreq) + PAYLOAD_MAX + CONTROL_MAX);
 				}
 				if (!u->req || !u->resp || !u->hq) {
 					/* Out of memory: close the listener; pending and later calls fail ENOSYS. */

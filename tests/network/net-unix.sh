@@ -161,6 +161,36 @@ expect_eq "control: two threads sending on a socketpair, outside" "done hello" "
 expect_eq "two threads sending on a socketpair, one blocked: no deadlock" "done hello" \
 	"$(run --timeout 20 -- "$PY" twosend.py 2>&1)"
 
+# The mediation takes the command's fds (pidfd_getfd). A command killed
+# mid-call can leave it the last references, and the last close of a TCP
+# socket with SO_LINGER and unsent data sleeps for the linger time (here
+# 100000 s): that close is never the event loop's, so the deadline holds.
+# Before, corral sat in close() long past it (timeout(1) bounds this test).
+t0=$(date +%s)
+timeout -s KILL 40 "$C" run --root "$R" --net loopback --timeout 6 -- ./unixt linger 1000000 >/dev/null 2>&1
+rc=$?; el=$(( $(date +%s) - t0 ))
+[ "$rc" = 124 ] && [ "$el" -le 15 ] && ok "mediated fds of a killed caller: the 6 s deadline held (${el} s)" ||
+	bad "mediated fds of a killed caller: exit $rc after ${el} s, deadline 6 s"
+# An inherited inet socket (stdin) cannot be connected under "none": the
+# helper that connects is outside Landlock, whose TCP rule would refuse it.
+# Control: under loopback, inet is the mode's to allow (the socket is the
+# host's, handed in by the caller).
+"$PY" - "$C" "$R" > "$R/inherit.out" <<'PYEOF'
+import socket, subprocess, sys, threading
+L = socket.socket(); L.bind(("127.0.0.1", 0)); L.listen()
+port = str(L.getsockname()[1])
+threading.Thread(target=lambda: [L.accept()[0].close() for _ in range(4)], daemon=True).start()
+for net in ("none", "loopback"):
+    s = socket.socket()
+    r = subprocess.run([sys.argv[1], "run", "--root", sys.argv[2], "--net", net, "--", "./unixt", "inherit-connect", port],
+                       stdin=s, capture_output=True, text=True)
+    print("%s=%s" % (net, r.stdout.strip()), end=" ")
+PYEOF
+expect_eq "an inherited TCP socket: connect refused under none, the mode's under loopback" "none=EACCES loopback=ok " "$(cat "$R/inherit.out")"
+# Control messages at the IP level (IP_TTL, IP_TOS, IPV6_*, UDP GSO) on an
+# inet socket go along under loopback (they used to be EINVAL).
+expect_eq "loopback: UDP sendmsg with an IP_TTL control message" ok "$(run --net loopback -- ./unixt udp-cmsg)"
+
 # A read_write path outside the root: its sockets are reachable.
 RW=$(mktemp -d /tmp/corral-rw.XXXXXX); cleanup_dirs+=("$RW"); chmod 777 "$RW"
 "$UNIXT" listen "$RW/rw.sock" 30 > "$RW/count" &

@@ -13,6 +13,14 @@
  *   unixt magic K                 sendmsg on a socketpair with flags 0, then with bit 40 set
  *                                 (the listener hand-over's bit), then try to get fd K (the
  *                                 hand-over fd): prints "plain=ok magic=ERR dupK=ERR"
+ *   unixt linger N                N times: a child fills a TCP connection to a listener of
+ *                                 its own that never reads, sets SO_LINGER, and sendmsg's it
+ *                                 with 240 copies of itself as SCM_RIGHTS plus a control
+ *                                 message the mediation refuses, and is SIGKILLed 0-2 ms
+ *                                 later; the mediation may then hold the last references.
+ *                                 Prints "done"; the test is that the deadline still holds
+ *   unixt inherit-connect PORT    connect fd 0 (an inherited socket) to 127.0.0.1:PORT
+ *   unixt udp-cmsg                sendmsg on UDP to itself with an IP_TTL control message
  */
 #include <errno.h>
 #include <pthread.h>
@@ -25,6 +33,10 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/wait.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -155,6 +167,92 @@ static int do_race(const char *inside, const char *outside, long iters)
 	return 0;
 }
 
+static int do_linger(long attempts)
+{
+	struct sockaddr_in la = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t ll = sizeof(la);
+	int one = 1, small = 2048, L = socket(AF_INET, SOCK_STREAM, 0);
+
+	setsockopt(L, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	setsockopt(L, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+	if (bind(L, (void *)&la, sizeof(la)) < 0 || listen(L, 1000) < 0 || getsockname(L, (void *)&la, &ll) < 0) {
+		printf("listen:%s\n", ename(errno));
+		return 0;
+	}
+	srand((unsigned)getpid());
+	for (long n = 0; n < attempts; n++) {
+		int pp[2];
+		char ch;
+		pid_t c;
+
+		if (pipe(pp) < 0)
+			return 1;
+		c = fork();
+		if (c == 0) {
+			static char buf[65536];
+			int s = socket(AF_INET, SOCK_STREAM, 0), sb = 4608, fds[240];
+			struct linger lg = { 1, 100000 };
+			union {
+				char b[CMSG_SPACE(sizeof(fds)) + CMSG_SPACE(sizeof(int))];
+				struct cmsghdr align;
+			} cb;
+			struct iovec io = { "x", 1 };
+			struct msghdr m = { .msg_iov = &io, .msg_iovlen = 1, .msg_control = cb.b,
+					    .msg_controllen = sizeof(cb.b) };
+			struct cmsghdr *cm;
+
+			setsockopt(s, SOL_SOCKET, SO_SNDBUF, &sb, sizeof(sb));
+			if (connect(s, (void *)&la, sizeof(la)) < 0)
+				_exit(1);
+			fcntl(s, F_SETFL, O_NONBLOCK);
+			memset(buf, 'A', sizeof(buf));
+			while (write(s, buf, sizeof(buf)) > 0)
+				;
+			fcntl(s, F_SETFL, 0);
+			setsockopt(s, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+			for (int i = 0; i < 240; i++)
+				fds[i] = dup(s);
+			memset(cb.b, 0, sizeof(cb.b));
+			cm = CMSG_FIRSTHDR(&m);
+			cm->cmsg_level = SOL_SOCKET;
+			cm->cmsg_type = SCM_RIGHTS;
+			cm->cmsg_len = CMSG_LEN(sizeof(fds));
+			memcpy(CMSG_DATA(cm), fds, sizeof(fds));
+			cm = CMSG_NXTHDR(&m, cm);
+			cm->cmsg_level = SOL_SOCKET;
+			cm->cmsg_type = 99; /* refused after every fd was taken */
+			cm->cmsg_len = CMSG_LEN(sizeof(int));
+			if (write(pp[1], "r", 1) != 1)
+				_exit(1);
+			sendmsg(s, &m, 0);
+			pause();
+			_exit(0);
+		}
+		close(pp[1]);
+		{
+			int a = accept(L, NULL, NULL); /* kept open, never read */
+
+			if (read(pp[0], &ch, 1) == 1) {
+				struct timespec t0, t;
+				long d = rand() % 2000;
+
+				clock_gettime(CLOCK_MONOTONIC, &t0);
+				do
+					clock_gettime(CLOCK_MONOTONIC, &t);
+				while ((t.tv_sec - t0.tv_sec) * 1000000 + (t.tv_nsec - t0.tv_nsec) / 1000 < d);
+			}
+			kill(c, SIGKILL);
+			waitpid(c, NULL, 0);
+			close(pp[0]);
+			/* |a| stays open, unread: a closed peer would end the linger at once. */
+			if (a < 0)
+				break;
+		}
+	}
+	printf("done\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && strcmp(argv[1], "listen") == 0)
@@ -194,6 +292,39 @@ int main(int argc, char **argv)
 	}
 	if (argc == 5 && strcmp(argv[1], "race") == 0)
 		return do_race(argv[2], argv[3], atol(argv[4]));
+	if (argc == 3 && strcmp(argv[1], "linger") == 0)
+		return do_linger(atol(argv[2]));
+	if (argc == 3 && strcmp(argv[1], "inherit-connect") == 0) {
+		struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(argv[2])),
+					 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+
+		printf("%s\n", connect(0, (void *)&a, sizeof(a)) == 0 ? "ok" : ename(errno));
+		return 0;
+	}
+	if (argc == 2 && strcmp(argv[1], "udp-cmsg") == 0) {
+		struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+		socklen_t al = sizeof(a);
+		int u = socket(AF_INET, SOCK_DGRAM, 0), ttl = 5;
+		union {
+			char b[CMSG_SPACE(sizeof(int))];
+			struct cmsghdr align;
+		} cb = {};
+		struct iovec io = { "hi", 2 };
+		struct msghdr m = { .msg_name = &a, .msg_namelen = sizeof(a), .msg_iov = &io, .msg_iovlen = 1,
+				    .msg_control = cb.b, .msg_controllen = sizeof(cb.b) };
+		struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+
+		if (u < 0 || bind(u, (void *)&a, sizeof(a)) < 0 || getsockname(u, (void *)&a, &al) < 0) {
+			printf("socket:%s\n", ename(errno));
+			return 0;
+		}
+		c->cmsg_level = IPPROTO_IP;
+		c->cmsg_type = IP_TTL;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &ttl, sizeof(ttl));
+		printf("%s\n", sendmsg(u, &m, 0) == 2 ? "ok" : ename(errno));
+		return 0;
+	}
 	fprintf(stderr, "usage: unixt listen PATH SECONDS | connect PATH | race INSIDE OUTSIDE N\n");
 	return 2;
 }

@@ -82,13 +82,23 @@ static _rm_ int open_subdir(int dirfd, const char *name)
 	return fd;
 }
 
-/* Move the directory |name| in |dirfd| up to |top| under a fresh name. */
+/*
+ * Move the directory |name| in |dirfd| up to |top| under a fresh name, one
+ * the command cannot have made ahead (random; a name it could guess, it
+ * could take, and make the move and so the removal fail).
+ */
 static _rm_ int move_to_top(int dirfd, const char *name, int top, unsigned long *seq)
 {
 	char fresh[64];
 
-	for (int tries = 0; tries < 1000; tries++) {
-		snprintf(fresh, sizeof(fresh), ".corral-deep-%lu", (*seq)++);
+	for (int tries = 0; tries < 16; tries++) {
+		uint64_t rnd[2] = { 0, 0 };
+
+		if (syscall(SYS_getrandom, rnd, sizeof(rnd), 0) != (long)sizeof(rnd))
+			rnd[0] = *seq * 0x9e3779b97f4a7c15ULL ^ (uint64_t)(uintptr_t)&fresh, rnd[1] = (uint64_t)tries;
+		snprintf(fresh, sizeof(fresh), ".corral-deep-%016llx%016llx", (unsigned long long)rnd[0],
+			 (unsigned long long)rnd[1]);
+		(*seq)++;
 		if (syscall(SYS_renameat2, dirfd, name, top, fresh, RENAME_NOREPLACE) == 0)
 			return 0;
 		if (errno != EEXIST)
@@ -97,12 +107,48 @@ static _rm_ int move_to_top(int dirfd, const char *name, int top, unsigned long 
 	return -1;
 }
 
+/* Directories that could not be emptied: skipped, so the rest of the tree still goes. */
+#define TMP_STUCK_MAX 64
+struct stuck {
+	struct {
+		dev_t dev;
+		ino_t ino;
+	} v[TMP_STUCK_MAX];
+	int n;
+};
+
+static _rm_ bool is_stuck(const struct stuck *s, int fd)
+{
+	struct stat st;
+
+	if (s->n == 0 || fstat(fd, &st) < 0)
+		return false;
+	for (int i = 0; i < s->n; i++)
+		if (s->v[i].dev == st.st_dev && s->v[i].ino == st.st_ino)
+			return true;
+	return false;
+}
+
+/* False when the set is full: then the removal stops where it is. */
+static _rm_ bool add_stuck(struct stuck *s, int fd)
+{
+	struct stat st;
+
+	if (s->n == TMP_STUCK_MAX || fstat(fd, &st) < 0)
+		return false;
+	s->v[s->n].dev = st.st_dev;
+	s->v[s->n].ino = st.st_ino;
+	s->n++;
+	return true;
+}
+
 /*
  * Remove everything beneath |top| (a directory fd): descend into a
  * non-empty subdirectory, return to the level above (its held fd) when a
  * directory is empty. Never follows a symlink the command planted
- * (unlinkat removes the link; directories are opened O_NOFOLLOW). Gives up
- * on an entry it cannot remove. Returns true when everything went.
+ * (unlinkat removes the link; directories are opened O_NOFOLLOW). An entry
+ * it cannot remove is left, with the directories above it; everything
+ * else still goes. Returns true when everything went.
  */
 static _rm_ bool remove_beneath(int top)
 {
@@ -110,7 +156,8 @@ static _rm_ bool remove_beneath(int top)
 	int fds[TMP_DEPTH + 1];
 	int depth = 0;
 	unsigned long seq = 0, seq_seen = 0;
-	bool stuck = false;
+	struct stuck skip = { .n = 0 };
+	bool stuck = false, top_failed = false;
 
 	fds[0] = top;
 	(void)fchmod(top, 0700);
@@ -155,6 +202,11 @@ static _rm_ bool remove_beneath(int top)
 					failed = true;
 					continue;
 				}
+				if (is_stuck(&skip, fd)) {
+					safe_close(fd);
+					failed = true;
+					continue;
+				}
 				(void)fchmod(fd, 0700); /* also what moving it takes */
 				if (depth == TMP_DEPTH) {
 					/* Too deep to hold one more fd: up to the top, and on. */
@@ -169,21 +221,25 @@ static _rm_ bool remove_beneath(int top)
 		}
 		if (descended)
 			continue;
-		if (failed)
-			stuck = true;
 		if (depth == 0) {
 			/* Directories moved up since the last pass may have come in behind its listing. */
-			if (!stuck && seq != seq_seen) {
+			if (seq != seq_seen) {
 				seq_seen = seq;
 				continue;
 			}
+			top_failed = failed;
+			break;
+		}
+		/* Not emptied: never entered again (the level above then keeps it, and is not emptied either). */
+		if (failed && !add_stuck(&skip, cur)) {
+			stuck = true;
 			break;
 		}
 		safe_close(fds[depth--]); /* back to the level above: its own fd, never ".." */
 	}
 	while (depth > 0)
 		safe_close(fds[depth--]);
-	return !stuck;
+	return !stuck && !top_failed && skip.n == 0;
 }
 
 struct rm_helper {
@@ -192,7 +248,13 @@ struct rm_helper {
 	gid_t gid;
 };
 
-/* The helper: the command's uid and gid, no supplementary groups, no capabilities. */
+/*
+ * The helper: the command's uid and gid for the filesystem (fsuid/fsgid),
+ * no supplementary groups, no capabilities. Only the filesystem identity:
+ * with its real and saved uid still 0, the command's uid can neither
+ * signal it (SIGSTOP would hold the supervisor, which waits for it) nor
+ * ptrace it.
+ */
 static _rm_ int rm_helper_main(void *arg)
 {
 	const struct rm_helper *h = arg;
@@ -204,8 +266,13 @@ static _rm_ int rm_helper_main(void *arg)
 		uint32_t effective, permitted, inheritable;
 	} data[2] = {};
 
-	if (syscall(SYS_setgroups, 0, NULL) < 0 || syscall(SYS_setresgid, h->gid, h->gid, h->gid) < 0 ||
-	    syscall(SYS_setresuid, h->uid, h->uid, h->uid) < 0 || syscall(SYS_capset, &hdr, data) < 0)
+	if (syscall(SYS_setgroups, 0, NULL) < 0)
+		_exit(2);
+	/* setfs[ug]id return the previous value, never an error: read back to check. */
+	syscall(SYS_setfsgid, h->gid);
+	syscall(SYS_setfsuid, h->uid);
+	if ((gid_t)syscall(SYS_setfsgid, -1) != h->gid || (uid_t)syscall(SYS_setfsuid, -1) != h->uid ||
+	    syscall(SYS_capset, &hdr, data) < 0)
 		_exit(2);
 	_exit(remove_beneath(h->top) ? 0 : 1);
 }

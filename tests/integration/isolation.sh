@@ -78,6 +78,43 @@ for root, dirs, files in os.walk(t, topdown=False):
         os.chmod(root, 0)
 print(t)')
 [ -n "$tmp" ] && [ ! -e "$tmp" ] && ok "a 120-deep TMPDIR tree with mode-000 levels removed" || bad "deep TMPDIR tree left: $tmp"
+# The names deep directories are moved up to cannot be taken ahead.
+tmp=$("$C" run -- "$PY" -c '
+import os
+t = os.environ["TMPDIR"]
+for i in range(1100):
+    os.makedirs("%s/.corral-deep-%d/x" % (t, i))
+os.makedirs(t + "/d" * 30)
+print(t)')
+[ -n "$tmp" ] && [ ! -e "$tmp" ] && ok "TMPDIR removed though the command made .corral-deep-* names first" ||
+	bad "TMPDIR left when .corral-deep-* names were taken: $tmp"
+if is_root; then
+	# As root the removal runs as the command's uid for the filesystem only:
+	# that uid can neither stop nor kill it (the supervisor waits for it).
+	"$C" run -- "$PY" -c '
+import os
+t = os.environ["TMPDIR"]; os.mkdir(t + "/d")
+for i in range(300000): open("%s/d/f%d" % (t, i), "w").close()' &
+	rpid=$!
+	helper=
+	for _ in $(seq 1500); do
+		for p in $(pgrep -x corral); do
+			[ "$(awk '/^Uid/ {print $2, $5}' "/proc/$p/status" 2>/dev/null)" = "0 65534" ] && helper=$p && break
+		done
+		[ -n "$helper" ] && break
+		sleep 0.01
+	done
+	if [ -z "$helper" ]; then
+		bad "tmp removal helper (real uid 0, fsuid 65534) not seen"
+	else
+		st=$(grep -E '^(Uid|CapEff)' "/proc/$helper/status" | tr -s '\t ' ' ' | tr '\n' ';')
+		setpriv --reuid=65534 --regid=65534 --clear-groups kill -STOP "$helper" 2>/dev/null &&
+			bad "the command's uid stopped the tmp removal helper" ||
+			ok "tmp removal helper: fs identity 65534, no capabilities, not signalable by 65534 ($st)"
+		kill -CONT "$helper" 2>/dev/null
+	fi
+	wait "$rpid"
+fi
 t1=$("$C" run -- sh -c 'echo $TMPDIR'); t2=$("$C" run -- sh -c 'echo $TMPDIR')
 [ "$t1" != "$t2" ] && ok "a fresh TMPDIR per run" || bad "TMPDIR reused: $t1"
 

@@ -447,7 +447,7 @@ static bool locate_value(const char *buf, size_t len, size_t end, char *out, siz
 		size_t keylen;
 	} st[LOC_DEPTH];
 	int depth = -1;
-	bool want_key = false;
+	bool want_key = false, want_value = true; /* what the grammar allows next */
 	const char *pending = NULL;
 	size_t pending_len = 0;
 	size_t i = 0, o = 0;
@@ -457,27 +457,35 @@ static bool locate_value(const char *buf, size_t len, size_t end, char *out, siz
 	while (i < end) {
 		char c = buf[i];
 
-		if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ':') {
+		if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+			i++;
+		} else if (c == ':') {
+			if (depth < 0 || !st[depth].object || !st[depth].key)
+				return false;
+			want_value = true;
 			i++;
 		} else if (c == '{' || c == '[') {
-			if (++depth >= LOC_DEPTH)
+			if (!want_value || ++depth >= LOC_DEPTH)
 				return false;
 			st[depth].object = c == '{';
 			st[depth].index = 0;
 			st[depth].key = NULL;
 			st[depth].keylen = 0;
 			want_key = c == '{';
+			want_value = c == '[';
 			i++;
 		} else if (c == '}' || c == ']') {
 			if (depth < 0)
 				return false;
 			depth--;
+			want_value = false;
 			i++;
 		} else if (c == ',') {
-			if (depth < 0)
+			if (depth < 0 || want_value || want_key)
 				return false;
 			st[depth].index++;
 			want_key = st[depth].object;
+			want_value = !st[depth].object;
 			i++;
 		} else if (c == '"') {
 			size_t start = ++i;
@@ -492,10 +500,16 @@ static bool locate_value(const char *buf, size_t len, size_t end, char *out, siz
 				st[depth].key = pending;
 				st[depth].keylen = pending_len;
 				want_key = false;
+			} else if (!want_value) {
+				return false;
 			}
+			want_value = false;
 			i++;
 		} else {
 			/* a number or a literal (at least one byte: a NUL is no delimiter): the one if it ends at the offset */
+			if (!want_value)
+				return false; /* where a key or a comma belongs: no path to name */
+			want_value = false;
 			do
 				i++;
 			while (i < end && buf[i] != ' ' && buf[i] != '\t' && buf[i] != '\r' && buf[i] != '\n' &&

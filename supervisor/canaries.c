@@ -805,14 +805,35 @@ static int c_sysv(int argc, char **argv)
 	if (own == MAP_FAILED)
 		return control_failed("shared anonymous memory of its own (mmap MAP_SHARED)", errno);
 	munmap(own, 4096);
+	/* Each of these works on an unconfined host (the victim is 0666); what succeeds is undone. */
 	a = shmat(victim, NULL, SHM_RDONLY);
 	ATTACK(&o, "shmat of an outside System V segment", a == (void *)-1 ? -1 : 0);
 	if (a != (void *)-1)
 		shmdt(a);
-	ATTACK(&o, "shmctl(SHM_STAT) walk of the uid's segments", shmctl(0, SHM_STAT, &ds));
-	ATTACK(&o, "shmget(IPC_PRIVATE) (outlives the run)", shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600));
-	ATTACK(&o, "msgget(IPC_PRIVATE)", msgget(IPC_PRIVATE, IPC_CREAT | 0600));
-	ATTACK(&o, "mq_unlink", mq_unlink("/corral-canary-none"));
+	ATTACK(&o, "shmctl(IPC_STAT) of the outside segment", shmctl(victim, IPC_STAT, &ds));
+	{
+		int id = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
+
+		ATTACK(&o, "shmget(IPC_PRIVATE) (outlives the run)", id);
+		if (id >= 0)
+			shmctl(id, IPC_RMID, NULL);
+		id = msgget(IPC_PRIVATE, IPC_CREAT | 0600);
+		ATTACK(&o, "msgget(IPC_PRIVATE)", id);
+		if (id >= 0)
+			msgctl(id, IPC_RMID, NULL);
+	}
+	{
+		char name[64];
+		mqd_t q;
+
+		snprintf(name, sizeof(name), "/corral-canary-%d", (int)getpid());
+		q = mq_open(name, O_CREAT | O_EXCL | O_RDWR, 0600, NULL);
+		ATTACK(&o, "mq_open(O_CREAT)", q == (mqd_t)-1 ? -1 : 0);
+		if (q != (mqd_t)-1) {
+			mq_close(q);
+			mq_unlink(name);
+		}
+	}
 	return verdict(&o);
 }
 

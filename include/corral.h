@@ -230,9 +230,10 @@ struct corral_result {
 	const char *provider;      /* "local" or "docker" (static string) */
 	/*
 	 * exec_errno ENOENT for a file that is there: what is missing is its
-	 * #! interpreter (this is its path) or, "" here, the ELF interpreter
-	 * (dynamic loader) of a binary; the command exists, so its exit code
-	 * is 126. NULL otherwise. Freed by corral_result_clear.
+	 * #! interpreter (this is its path) or, "" here, something further
+	 * down (the ELF interpreter of a binary, an interpreter's own
+	 * interpreter); the command exists, so its exit code is 126. NULL
+	 * otherwise. Freed by corral_result_clear.
 	 */
 	char *exec_interp;
 };

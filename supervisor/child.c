@@ -193,24 +193,31 @@ static _child_ bool looks_like_script(const char *file)
 }
 
 /*
- * execve said ENOENT: if |file| is there after all, what is missing is
- * its #! interpreter (named in |rep|) or its ELF interpreter ("").
+ * execve said ENOENT: if |file| is there after all (readable or not),
+ * what is missing is its #! interpreter (named in |rep| when that is what
+ * is absent) or something further down: an ELF interpreter, or the
+ * interpreter's own interpreter ("").
  */
 static _child_ void note_missing_interp(const char *file, struct corral_child_report *rep)
 {
 	char b[sizeof(rep->interp) + 2];
-	ssize_t n;
+	ssize_t n = -1;
 	size_t i = 2, o = 0;
-	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	int fd = open(file, O_PATH | O_CLOEXEC);
 
-	if (fd < 0)
+	if (fd < 0 || rep->has_interp) { /* not there; or the first such candidate on PATH is the one named */
+		if (fd >= 0)
+			close(fd);
 		return;
-	n = read(fd, b, sizeof(b));
+	}
 	close(fd);
-	if (rep->has_interp)
-		return; /* the first such candidate on PATH is the one named */
 	rep->has_interp = true;
 	rep->interp[0] = 0;
+	fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd >= 0) {
+		n = read(fd, b, sizeof(b));
+		close(fd);
+	}
 	if (n < 2 || b[0] != '#' || b[1] != '!')
 		return;
 	while (i < (size_t)n && (b[i] == ' ' || b[i] == '\t'))
@@ -222,6 +229,12 @@ static _child_ void note_missing_interp(const char *file, struct corral_child_re
 		i++;
 	}
 	rep->interp[o] = 0;
+	/* The interpreter is there: what is missing lies beyond it (its own #!, its loader). */
+	fd = open(rep->interp, O_PATH | O_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		rep->interp[0] = 0;
+	}
 }
 
 static _child_ int exec_one(const char *file, char *const *argv, char *const *envp, char **sh_argv,

@@ -1005,8 +1005,8 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 			if (rep.has_interp) {
 				/* The command exists but cannot be executed: 126 (DESIGN.md). */
 				rep.interp[sizeof(rep.interp) - 1] = 0;
-				res->exec_interp = strdup(rep.interp); /* NULL on ENOMEM: plain "not found" */
-				res->exit_status = 126;
+				res->exec_interp = strdup(rep.interp); /* NULL on ENOMEM: plain "not found", 127 */
+				res->exit_status = res->exec_interp ? 126 : 127;
 			}
 			if (opts->capture) {
 				char msg[512];
@@ -1056,6 +1056,11 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 		bool exited = false;
 
 		if (left <= 0) {
+			siginfo_t si = {};
+
+			/* Ended on its own since the last look: an exit, not the deadline's kill. */
+			if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) == 0 && si.si_pid == pid)
+				break;
 			timed_out = true;
 			break;
 		}
@@ -1202,11 +1207,13 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 		if (w == pid) {
 			tally_add(&tally, &ru);
 			/*
-			 * Exited on its own between the last look and the deadline's
-			 * kill: nothing killed it, so its status is the result (124
-			 * is for a command the deadline killed: DESIGN.md).
+			 * Exited on its own between that look and the deadline's kill:
+			 * nothing killed it, so its status is the result (124 is for a
+			 * command the deadline killed: DESIGN.md). Not with a deadline
+			 * hook (docker): the hook's kill of the container is what makes
+			 * the client exit.
 			 */
-			if (timed_out && WIFEXITED(status))
+			if (timed_out && WIFEXITED(status) && !sp->on_deadline)
 				timed_out = false;
 		} else if (r >= 0) {
 			/* Someone else reaped it: its status is gone, and no result can be made up. */

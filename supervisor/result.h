@@ -24,7 +24,8 @@ static inline int corral_exec_error_line(const struct corral_result *res, const 
 				res->exec_interp);
 	if (res->exec_errno == ENOENT && res->exec_interp)
 		return snprintf(buf, len,
-				"corral: %s: cannot execute: its ELF interpreter (dynamic loader) not found\n", name);
+				"corral: %s: cannot execute: a file it needs (its interpreter or dynamic loader) "
+				"was not found\n", name);
 	return snprintf(buf, len, "corral: %s: %s\n", name,
 			res->exec_errno == ENOENT ? "command not found" : strerror(res->exec_errno));
 }

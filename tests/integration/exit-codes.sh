@@ -64,7 +64,13 @@ assert old in d
 open(sys.argv[1], "wb").write(d.replace(old, b"/lib64/ld-corral-nonex.so.2"))' "$R/noloader"
 chmod 755 "$R/noloader"
 err=$("$C" run -- ./noloader 2>&1); rc=$?
-expect_eq "missing ELF interpreter -> 126, said" "126 corral: ./noloader: cannot execute: its ELF interpreter (dynamic loader) not found" "$rc $err"
+expect_eq "missing ELF interpreter -> 126, said" "126 corral: ./noloader: cannot execute: a file it needs (its interpreter or dynamic loader) was not found" "$rc $err"
+chmod 111 "$R/noloader"
+err=$("$C" run -- ./noloader 2>&1); rc=$?
+expect_eq "...also when it is execute-only (not readable)" "126 corral: ./noloader: cannot execute: a file it needs (its interpreter or dynamic loader) was not found" "$rc $err"
+printf '#!%s/orphan.sh\n' "$R" > "$R/chain.sh"; chmod 755 "$R/chain.sh"
+err=$("$C" run -- ./chain.sh 2>&1); rc=$?
+expect_eq "a #! chain whose last interpreter is missing: the one named is not blamed" "126 corral: ./chain.sh: cannot execute: a file it needs (its interpreter or dynamic loader) was not found" "$rc $err"
 "$C" run -- ./no-such-file 2>/dev/null; expect_eq "a missing file is still 127 (control)" 127 $?
 err=$("$C" run --root /no/such/dir -- true 2>&1); rc=$?
 expect_eq "missing root -> 125" 125 $rc

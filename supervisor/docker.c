@@ -364,6 +364,26 @@ static int build_env(const struct corral_policy *p, const struct corral_docker_h
 	if (strv_add(cenv, "DOCKER_CLI_HINTS=false") < 0)
 		return -ENOMEM;
 
+	/*
+	 * The client adds the proxies of its config.json (~/.docker, with
+	 * credentials in them) to the container's environment, unless the
+	 * variable is named with -e: named, without a value and not in the
+	 * client's environment, it stays out.
+	 */
+	{
+		static const char *const proxies[] = { "http_proxy", "https_proxy", "ftp_proxy", "no_proxy",
+						       "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "FTP_PROXY",
+						       "NO_PROXY", "ALL_PROXY" };
+
+		for (size_t k = 0; k < ARRAY_SIZE(proxies); k++) {
+			bool listed = false;
+
+			for (size_t i = 0; i < n && !listed; i++)
+				listed = strcmp(vars[i].name, proxies[k]) == 0;
+			if (!listed && (strv_add(opts, "-e") < 0 || strv_add(opts, proxies[k]) < 0))
+				return -ENOMEM;
+		}
+	}
 	for (size_t i = 0; i < n; i++) {
 		bool later = false;
 		for (size_t j = i + 1; j < n && !later; j++)
@@ -458,6 +478,8 @@ int corral_docker_plan(const struct corral_policy *p, const char *root_abs, cons
 	if (strv_add(o, "--pull") < 0 || strv_add(o, p->docker.pull ? "missing" : "never") < 0 ||
 	    /* tini as pid 1: signals reach the command, kill -9 $$ works, zombies are reaped */
 	    strv_add(o, "--init") < 0 ||
+	    /* the command is what runs, not an ENTRYPOINT of the image's with the command as its arguments */
+	    strv_add(o, "--entrypoint") < 0 || strv_add(o, "") < 0 ||
 	    /* output is streamed through the attached client; no copy in the daemon's log */
 	    strv_add(o, "--log-driver") < 0 || strv_add(o, "none") < 0 ||
 	    strv_add(o, "--network") < 0 ||
@@ -736,6 +758,25 @@ int corral_docker_identity(const struct corral_policy *p, const char *root_abs, 
 		}
 		if (g && lookup_group(g, gid) < 0)
 			return corral_err(err, CORRAL_E_POLICY, ENOENT, "user: no such group '%s'", g);
+		/*
+		 * As the local provider: a root that identity cannot write is
+		 * refused (the container has no capabilities either). Without
+		 * this, --user root ran on any root, /proc/sys's bind mount
+		 * included, writing there as the host's uid 0.
+		 */
+		{
+			struct stat st;
+
+			if (stat(root_abs, &st) < 0)
+				return corral_err(err, CORRAL_E_SETUP, errno, "root %s: %s", root_abs, strerror(errno));
+			if (!corral_can_write(&st, *uid, *gid))
+				return corral_err(err, CORRAL_E_SETUP, EACCES,
+						  "root %s is not writable by %s (uid %u, gid %u)%s; choose who runs the "
+						  "command with --user USER[:GROUP] (for example the directory's owner), "
+						  "or make the directory writable for that user",
+						  root_abs, u, (unsigned)*uid, (unsigned)*gid,
+						  *uid == 0 ? " without capabilities" : "");
+		}
 		return 0;
 	}
 	/*
@@ -1146,10 +1187,10 @@ static int remove_once(const struct docker_run *run)
 	int s;
 
 	if (run->d->sock) {
-		snprintf(path, sizeof(path), "/containers/%s?force=1", run->name);
+		snprintf(path, sizeof(path), "/containers/%s?force=1&v=1", run->name);
 		return api_request(run->d->sock, "DELETE", path, NULL, 0);
 	}
-	const char *args[] = { "rm", "-f", run->name, NULL };
+	const char *args[] = { "rm", "-f", "-v", run->name, NULL };
 	s = run_client(run->d, args, CLIENT_TIMEOUT_MS, msg, sizeof(msg));
 	if (s < 0)
 		return s;
@@ -1291,12 +1332,13 @@ static void guardian_body(int rfd, const struct corral_docker *d, const char *re
 static void guardian_start(const struct docker_run *run, struct guardian *g)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char req[256], *rm_argv[] = { run->d->client, (char *)"rm", (char *)"-f", (char *)run->name, NULL };
+	char req[256], *rm_argv[] = { run->d->client, (char *)"rm", (char *)"-f", (char *)"-v", (char *)run->name, NULL };
 	int p[2], n;
 
 	g->pid = -1;
 	g->fd = -1;
-	n = snprintf(req, sizeof(req), "DELETE /containers/%s?force=1 HTTP/1.0\r\nHost: docker\r\n"
+	/* v=1: an image's VOLUME lines leave anonymous volumes, which --rm would have removed */
+	n = snprintf(req, sizeof(req), "DELETE /containers/%s?force=1&v=1 HTTP/1.0\r\nHost: docker\r\n"
 		     "Content-Length: 0\r\n\r\n", run->name);
 	if (run->d->sock) {
 		if (strlen(run->d->sock) >= sizeof(sa.sun_path))

@@ -135,7 +135,7 @@ static bool has_any_capability(void)
 }
 
 /* Can |uid|:|gid| (no supplementary groups, no capabilities) write and enter |st|? */
-static bool can_write(const struct stat *st, uid_t uid, gid_t gid)
+bool corral_can_write(const struct stat *st, uid_t uid, gid_t gid)
 {
 	mode_t m = st->st_mode;
 
@@ -242,7 +242,7 @@ int corral_identity_decide(struct corral_sandbox *sb, struct corral_error *err)
 		snprintf(who, sizeof(who), "%s (uid %u, gid %u)", user, (unsigned)uid, (unsigned)gid);
 	}
 
-	if (!can_write(&st, uid, gid))
+	if (!corral_can_write(&st, uid, gid))
 		return corral_err(err, CORRAL_E_SETUP, EACCES,
 				  "root %s is not writable by %s%s; choose who runs the command with --user USER[:GROUP] "
 				  "(for example the directory's owner), make the directory writable for that user%s",

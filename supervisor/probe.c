@@ -88,38 +88,40 @@ static const char *docker_socket_path(void)
 	return "/var/run/docker.sock";
 }
 
-/* Does a docker daemon answer "GET /_ping" with HTTP 200 on its socket? */
-static bool probe_docker(void)
+/* The HTTP status of "GET |what|" to the docker daemon's socket, or -1 when none answers. */
+static int docker_get(const char *what)
 {
-	static const char req[] = "GET /_ping HTTP/1.0\r\nHost: docker\r\n\r\n";
+	char req[512];
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	_cleanup_close_ int fd = -1;
 	const char *path = docker_socket_path();
 	struct timespec start;
 	char buf[256];
-	size_t got = 0, sent = 0;
+	size_t got = 0, sent = 0, reqlen;
+	int n0 = snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: docker\r\n\r\n", what);
 
-	if (!path || strlen(path) >= sizeof(sa.sun_path))
-		return false;
+	if (n0 < 0 || (size_t)n0 >= sizeof(req) || !path || strlen(path) >= sizeof(sa.sun_path))
+		return -1;
+	reqlen = (size_t)n0;
 	memcpy(sa.sun_path, path, strlen(path) + 1);
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
-		return false;
+		return -1;
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		if (errno != EINPROGRESS && errno != EAGAIN)
-			return false;
+			return -1;
 		if (!wait_fd(fd, POLLOUT, &start))
-			return false;
+			return -1;
 	}
-	while (sent < sizeof(req) - 1) {
-		ssize_t n = send(fd, req + sent, sizeof(req) - 1 - sent, MSG_NOSIGNAL);
+	while (sent < reqlen) {
+		ssize_t n = send(fd, req + sent, reqlen - sent, MSG_NOSIGNAL);
 
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			if (errno != EAGAIN || !wait_fd(fd, POLLOUT, &start))
-				return false;
+				return -1;
 			continue;
 		}
 		sent += (size_t)n;
@@ -142,7 +144,15 @@ static bool probe_docker(void)
 			break; /* the status line is all we need */
 	}
 	buf[got] = '\0';
-	return strncmp(buf, "HTTP/1.", 7) == 0 && strncmp(buf + 8, " 200", 4) == 0;
+	if (strncmp(buf, "HTTP/1.", 7) != 0 || got < 12)
+		return -1;
+	return atoi(buf + 9);
+}
+
+/* Does a docker daemon answer "GET /_ping" with HTTP 200 on its socket? */
+static bool probe_docker(void)
+{
+	return docker_get("/_ping") == 200;
 }
 
 /*
@@ -163,7 +173,8 @@ static void docker_promises(const struct corral_policy *p, uid_t uid, struct cor
 				   "no network: --network none (a private namespace with only lo)");
 	else
 		corral_posture_add(ps, "net.none", CORRAL_PROMISE_NA,
-				   "network host asked for: --network host");
+				   "network host asked for: --network host, the host's network namespace: its "
+				   "abstract Unix sockets too (no Landlock scope in the container, unlike the local provider)");
 	corral_posture_add(ps, "net.no_io_uring", CORRAL_PROMISE_NA,
 			   "io_uring is not filtered: docker's default seccomp profile allows io_uring_setup on this docker version; it reaches nothing the container's namespaces do not already allow (no network under --network none)");
 	corral_posture_add(ps, "scope.processes", CORRAL_PROMISE_ENFORCED,
@@ -303,6 +314,40 @@ _public_ int corral_probe(const struct corral_policy *p, char **json_out, struct
 		if (corral_docker_identity(p, root, &uid, &gid, &ierr) < 0)
 			identity_refused = true;
 		docker_promises(p, uid, ps);
+		/* And what run would stop at: an extra path that is not there, no daemon, or (never pulling) no image. */
+		for (int k = 0; k < 2 && !identity_refused; k++) {
+			const struct corral_strv *v = k ? &p->fs.read_only : &p->fs.read_write;
+
+			for (size_t i = 0; i < v->n && !identity_refused; i++) {
+				struct stat st;
+
+				if (k && corral_is_default_read_only(v->v[i]))
+					continue; /* the image brings its own system */
+				if (stat(v->v[i], &st) < 0) {
+					corral_err(&ierr, CORRAL_E_SETUP, errno, "%s: %s: %s",
+						   k ? "fs.read_only" : "fs.read_write", v->v[i], strerror(errno));
+					identity_refused = true;
+				}
+			}
+		}
+		if (!identity_refused) {
+			char what[400];
+			int st;
+
+			if (!probe_docker()) {
+				corral_err(&ierr, CORRAL_E_SETUP, ECONNREFUSED,
+					   "docker provider: no docker daemon answers on %s",
+					   docker_socket_path() ? docker_socket_path() : "(no socket)");
+				identity_refused = true;
+			} else if (!p->docker.pull && p->docker.image &&
+				   snprintf(what, sizeof(what), "/images/%s/json", p->docker.image) < (int)sizeof(what) &&
+				   (st = docker_get(what)) == 404) {
+				corral_err(&ierr, CORRAL_E_NOT_FOUND, ENOENT,
+					   "docker provider: image %s is not present and docker.pull is false",
+					   p->docker.image);
+				identity_refused = true;
+			}
+		}
 		seccomp_ok = true;
 		memset(&netns, 0, sizeof(netns));
 		goto report;
@@ -335,14 +380,16 @@ _public_ int corral_probe(const struct corral_policy *p, char **json_out, struct
 		} else {
 			/* And its process limit: uid 0 needs a pids cgroup, which only root can make. */
 			struct corral_cgroup_parents cg = {};
-			bool pids_cg = false;
+			bool pids_cg = false, mem_cg = false;
 
 			if (geteuid() == 0) {
 				corral_cgroup_detect(&cg);
 				pids_cg = cg.dir[CORRAL_CG_PIDS] || (cg.dir[CORRAL_CG_UNIFIED] && cg.v2_pids);
+				mem_cg = cg.dir[CORRAL_CG_MEMORY] || (cg.dir[CORRAL_CG_UNIFIED] && cg.v2_memory);
 				corral_cgroup_parents_clear(&cg);
 			}
 			corral_processes_posture(p, uid == 0, pids_cg, ps);
+			corral_memory_posture(p, mem_cg, ps);
 		}
 	}
 report:

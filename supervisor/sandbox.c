@@ -115,14 +115,38 @@ void corral_processes_posture(const struct corral_policy *p, bool uid0, bool pid
 				   "cgroup can be created here");
 }
 
+void corral_memory_posture(const struct corral_policy *p, bool mem_cg, struct corral_posture *ps)
+{
+	unsigned long long m = p->limits.memory;
+	char size[48];
+
+	if (m % (1ULL << 30) == 0)
+		snprintf(size, sizeof(size), "%llu GiB", m >> 30);
+	else if (m % (1ULL << 20) == 0)
+		snprintf(size, sizeof(size), "%llu MiB", m >> 20);
+	else
+		snprintf(size, sizeof(size), "%llu bytes", m);
+	if (mem_cg)
+		corral_posture_add(ps, "limits.memory", CORRAL_PROMISE_ENFORCED,
+				   "%s: a memory cgroup per run (the whole tree, tmpfs and memfd pages included), "
+				   "and RLIMIT_AS per process", size);
+	else
+		corral_posture_add(ps, "limits.memory", CORRAL_PROMISE_ENFORCED,
+				   "%s of address space per process (RLIMIT_AS); with no memory cgroup here, nothing "
+				   "bounds the tree as a whole, nor shared memory kept outside an address space (memfd, "
+				   "tmpfs files): the private tmp goes on disk for that: docs/threat-model.md", size);
+}
+
 static void add_supervisor_promises(struct corral_sandbox *sb)
 {
 	bool uid0 = sb->switch_identity ? sb->uid == 0 : geteuid() == 0;
 	bool pids_cg = sb->use_cgroups && (sb->cg.dir[CORRAL_CG_PIDS] || sb->cg.v2_pids);
+	bool mem_cg = sb->use_cgroups && (sb->cg.dir[CORRAL_CG_MEMORY] || sb->cg.v2_memory);
 
 	corral_posture_add(&sb->posture, "priv.no_new_privs", CORRAL_PROMISE_ENFORCED,
 			   "no_new_privs: setuid and file capabilities cannot raise privilege");
 	corral_processes_posture(sb->policy, uid0, pids_cg, &sb->posture);
+	corral_memory_posture(sb->policy, mem_cg, &sb->posture);
 }
 
 static int finish_posture(struct corral_sandbox *sb, struct corral_error *err)
@@ -251,7 +275,7 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 		else
 			sb->nproc_base = corral_count_uid_tasks(sb->nproc_uid);
 	}
-	sb->tmp_base = corral_tmp_base();
+	sb->tmp_base = corral_tmp_base(sb->use_cgroups && (sb->cg.dir[CORRAL_CG_MEMORY] || sb->cg.v2_memory));
 
 	r = corral_ll_plan_new(sb->policy, sb->root, &sb->posture, &sb->ll, err);
 	if (r < 0)

@@ -124,6 +124,10 @@ void corral_cgroup_detect(struct corral_cgroup_parents *cg);
  * probe's one decision.
  */
 void corral_processes_posture(const struct corral_policy *p, bool uid0, bool pids_cg, struct corral_posture *ps);
+/* limits.memory: what bounds memory, with a memory cgroup per run (|mem_cg|) or without. */
+/* Can |uid|:|gid| (no supplementary groups, no capabilities) write and enter |st|? */
+bool corral_can_write(const struct stat *st, uid_t uid, gid_t gid);
+void corral_memory_posture(const struct corral_policy *p, bool mem_cg, struct corral_posture *ps);
 void corral_cgroup_parents_clear(struct corral_cgroup_parents *cg);
 int corral_cgroup_create(const struct corral_sandbox *sb, struct corral_run *run,
 			 struct corral_error *err);
@@ -143,7 +147,7 @@ int corral_tmp_create(const struct corral_sandbox *sb, struct corral_run *run,
 		      struct corral_error *err);
 void corral_tmp_remove(const struct corral_sandbox *sb, struct corral_run *run);
 
-const char *corral_tmp_base(void);
+const char *corral_tmp_base(bool mem_cg);
 /*
  * seccomp_cache.c: corral_seccomp_compile_unix, served from the filters
  * precompiled at build time when the policy is a standard one.

@@ -326,21 +326,35 @@ void corral_tmp_remove(const struct corral_sandbox *sb, struct corral_run *run)
 	}
 }
 
-/*
- * Where private tmps go: /dev/shm when it is a world-writable sticky
- * tmpfs — creating and removing a directory there costs microseconds,
- * against tens of microseconds and a journal write on ext4 — else /tmp.
- * What a command writes there is memory: charged to the run's memory
- * cgroup when it has one; otherwise bounded by the tmpfs size, as files
- * under the root are bounded by their filesystem (docs/threat-model.md).
- */
-const char *corral_tmp_base(void)
+/* A world-writable sticky directory we may use, on tmpfs (|tmpfs|) or not. */
+static bool tmp_candidate(const char *dir, bool tmpfs)
 {
 	struct statfs sf;
 	struct stat st;
 
-	if (statfs("/dev/shm", &sf) == 0 && sf.f_type == TMPFS_MAGIC && stat("/dev/shm", &st) == 0 &&
-	    (st.st_mode & 01777) == 01777 && access("/dev/shm", W_OK | X_OK) == 0)
+	return statfs(dir, &sf) == 0 && (sf.f_type == TMPFS_MAGIC) == tmpfs && stat(dir, &st) == 0 &&
+	       (st.st_mode & 01777) == 01777 && access(dir, W_OK | X_OK) == 0;
+}
+
+/*
+ * Where private tmps go. With a memory cgroup per run (|mem_cg|):
+ * /dev/shm when it is a world-writable sticky tmpfs — creating and
+ * removing a directory there costs microseconds, against tens of
+ * microseconds and a journal write on ext4 — else /tmp; what a command
+ * writes there is memory charged to its cgroup. Without one, nothing would
+ * bound that memory (tmpfs pages are outside every rlimit), so a disk is
+ * preferred: /var/tmp or /tmp when not tmpfs, and only when both are,
+ * /dev/shm (docs/threat-model.md).
+ */
+const char *corral_tmp_base(bool mem_cg)
+{
+	if (!mem_cg) {
+		if (tmp_candidate("/var/tmp", false))
+			return "/var/tmp";
+		if (tmp_candidate("/tmp", false))
+			return "/tmp";
+	}
+	if (tmp_candidate("/dev/shm", true))
 		return "/dev/shm";
 	return "/tmp";
 }

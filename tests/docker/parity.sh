@@ -267,6 +267,48 @@ if [[ " ${skipped_cols[*]} " != *" docker "* ]]; then
 		assert {k: type(v).__name__ for k, v in a.items()} == {k: type(v).__name__ for k, v in b.items()}
 		EOF
 	fi
+	# docker only: what the client or the image would add on their own.
+	dk() { "$CORRAL" run --provider docker --image "$IMAGE" "$@"; }
+	droot=$work/dk; mkdir -p "$droot"; [ "$(id -u)" = 0 ] && chown 65534:65534 "$droot"
+	prov=docker
+	# the client's config.json proxies (credentials) stay out; one passed on purpose arrives
+	mkdir -p "$work/dcfg"
+	echo '{"proxies":{"default":{"httpProxy":"http://user:tok@proxy.invalid:3128","noProxy":"x"}}}' > "$work/dcfg/config.json"
+	ok=1 name=client_proxies
+	out=$(DOCKER_CONFIG=$work/dcfg dk --root "$droot" -- sh -c 'env | grep -i proxy' 2>&1)
+	[ -z "$out" ] || fail "config.json proxies reached the command: $out"
+	out=$(DOCKER_CONFIG=$work/dcfg HTTP_PROXY=http://mine.invalid dk --root "$droot" --env HTTP_PROXY -- sh -c 'env | grep -i proxy' 2>&1)
+	[ "$out" = "HTTP_PROXY=http://mine.invalid" ] || fail "--env HTTP_PROXY (control): $out"
+	[ "$ok" = 1 ] && { passed=$((passed + 1)); echo "ok   [docker] $name"; }
+	# an image's ENTRYPOINT does not run instead of the command
+	ok=1 name=image_entrypoint
+	mkdir -p "$work/ep"
+	printf 'FROM %s\nENTRYPOINT ["/bin/echo", "ENTRYPOINT-RAN"]\n' "$IMAGE" > "$work/ep/Dockerfile"
+	if docker build -q -t corral-test-entrypoint:latest "$work/ep" >/dev/null 2>&1; then
+		out=$("$CORRAL" run --provider docker --image corral-test-entrypoint:latest --root "$droot" -- echo the-command 2>&1)
+		[ "$out" = the-command ] || fail "stdout '$out'"
+		docker rmi -f corral-test-entrypoint:latest >/dev/null 2>&1
+	else
+		fail "could not build the test image"
+	fi
+	[ "$ok" = 1 ] && { passed=$((passed + 1)); echo "ok   [docker] $name"; }
+	# --user on a root that identity cannot write: refused as the local provider refuses it
+	if [ "$(id -u)" = 0 ]; then
+		ok=1 name=user_root_unwritable
+		out=$(dk --user root --root "$droot" -- sh -c 'echo ran' 2>&1); rc=$?
+		[ "$rc" = 125 ] && [[ "$out" == *"not writable by root"* ]] || fail "exit $rc: $out"
+		out=$(dk --user nobody --root "$droot" -- sh -c 'echo ran' 2>&1); rc=$?
+		[ "$rc" = 0 ] && [ "$out" = ran ] || fail "control (--user nobody, the owner): exit $rc: $out"
+		[ "$ok" = 1 ] && { passed=$((passed + 1)); echo "ok   [docker] $name"; }
+	fi
+	# probe says what run would refuse: a missing image (never pulled), a missing extra path
+	ok=1 name=probe_refusals
+	pr() { (cd "$droot" && "$CORRAL" probe --json --provider docker "$@" | python3 -c 'import json,sys; v=json.load(sys.stdin); print(v["runnable"], v["refusal"])'); }
+	[ "$(pr --image "$IMAGE")" = "True None" ] || fail "control: $(pr --image "$IMAGE")"
+	[[ "$(pr --image corral-no-such-image:1)" == "False docker provider: image corral-no-such-image:1 is not present"* ]] || fail "$(pr --image corral-no-such-image:1)"
+	[[ "$(pr --image "$IMAGE" --rw /no/such/dir)" == "False fs.read_write: /no/such/dir: No such file or directory" ]] || fail "$(pr --image "$IMAGE" --rw /no/such/dir)"
+	[ "$ok" = 1 ] && { passed=$((passed + 1)); echo "ok   [docker] $name"; }
+
 	left=$(docker ps -a --filter label=io.corral.run --format '{{.ID}} {{.Label "io.corral.root"}}' | grep " $work/" | cut -d' ' -f1)
 	[ -z "$left" ] || { prov=docker name=no_leftovers; fail "containers left: $left"; docker rm -f $left >/dev/null; }
 fi

@@ -60,6 +60,23 @@ expect_eq "TMPDIR mode 0700" "700" "$mode"
 if is_root; then expect_eq "TMPDIR owned by the command's uid" "65534" "$owner"; else expect_eq "TMPDIR owned by us" "$(id -u)" "$owner"; fi
 [ -n "$tmp" ] && [ ! -e "$tmp" ] && ok "TMPDIR removed after the run" || bad "TMPDIR $tmp still there"
 [ -d / ] && [ -e /etc/passwd ] && ok "removal did not follow the planted symlink" || bad "symlink followed"
+# Without a memory cgroup nothing would bound tmpfs pages: the private tmp
+# is on disk then (unless every candidate is tmpfs), and probe says what
+# bounds memory.
+mem=$("$C" probe --json | "$PY" -c 'import json,sys
+print([p["why"] for p in json.load(sys.stdin)["promises"] if p["id"] == "limits.memory"][0])')
+fstype=$(stat -f -c %T "$(dirname "$tmp")")
+case $mem in
+*"a memory cgroup per run"*) expect_eq "with a memory cgroup: the private tmp may be tmpfs (probe: $mem)" ok ok ;;
+*"RLIMIT_AS"*"private tmp goes on disk"*)
+	if [ "$(stat -f -c %T /var/tmp)" = tmpfs ] && [ "$(stat -f -c %T /tmp)" = tmpfs ]; then
+		ok "no memory cgroup, /var/tmp and /tmp both tmpfs: tmp on $fstype"
+	else
+		[ "$fstype" != tmpfs ] && ok "no memory cgroup: the private tmp is on disk ($(dirname "$tmp"), $fstype)" ||
+			bad "no memory cgroup, yet the private tmp is on tmpfs: $tmp"
+	fi ;;
+*) bad "probe: limits.memory says [$mem]" ;;
+esac
 # A tree deeper than the fds the removal holds (it moves deep directories up),
 # with mode-000 directories, files, symlinks and FIFOs at every level.
 tmp=$("$C" run -- "$PY" -c '

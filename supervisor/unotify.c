@@ -527,7 +527,11 @@ struct helper {
 	int sock; /* -1: none (not started, or gone) */
 	pid_t pid;
 	unsigned busy; /* calls given, not answered */
+	bool owe_release; /* holds fds and its OP_RELEASE could not be sent yet */
 };
+
+/* Fds taken from the command that no helper could be given yet (see OP_HOLD). */
+#define PENDING_MAX 1024
 
 struct corral_unotify {
 	const struct corral_unotify_plan *plan;
@@ -542,6 +546,8 @@ struct corral_unotify {
 	size_t req_size, resp_size;
 	struct inflight inflight[INFLIGHT_MAX];
 	size_t n_inflight;
+	int pending[PENDING_MAX];
+	int n_pending;
 	struct hreq *hq; /* request header + payload being built */
 };
 
@@ -605,6 +611,8 @@ fail:
 	return NULL;
 }
 
+static void drop_pending(struct corral_unotify *u);
+
 void corral_unotify_free(struct corral_unotify *u)
 {
 	if (!u)
@@ -620,6 +628,7 @@ void corral_unotify_free(struct corral_unotify *u)
 				;
 		}
 	}
+	drop_pending(u);
 	free(u->req);
 	free(u->resp);
 	free(u->hq);
@@ -939,10 +948,19 @@ static int helper_send(struct corral_unotify *u, int hi, uint32_t op, const int 
 	return sendmsg(u->helpers[hi].sock, &m, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 ? -errno : 0;
 }
 
+/* Our copies are closed: let helper |hi| close its own (now, or at its next message). */
+static void after_handover(struct corral_unotify *u, int hi, const int *fds, int nfds)
+{
+	for (int i = 0; i < nfds; i++)
+		close(fds[i]);
+	u->helpers[hi].owe_release = helper_send(u, hi, OP_RELEASE, NULL, 0) < 0;
+}
+
 /*
  * Drop the fds mediate took from the command, without ever making a last
  * close here (see OP_HOLD): helper |hi| has them already (the request), or
- * one is given them now. Only with no helper at all are they closed here.
+ * one is given them now; when none can take them (every helper's queue
+ * full), they wait in |pending| for the next chance (flush_pending).
  */
 static void release_fds(struct corral_unotify *u, int hi, const int *fds, int nfds)
 {
@@ -953,10 +971,77 @@ static void release_fds(struct corral_unotify *u, int hi, const int *fds, int nf
 		if (hi >= 0 && helper_send(u, hi, OP_HOLD, fds, nfds) < 0)
 			hi = -1;
 	}
-	for (int i = 0; i < nfds; i++)
-		close(fds[i]);
-	if (hi >= 0)
-		helper_send(u, hi, OP_RELEASE, NULL, 0); /* best effort: any later message does the same */
+	if (hi >= 0) {
+		after_handover(u, hi, fds, nfds);
+		return;
+	}
+	for (int i = 0; i < nfds; i++) {
+		if (u->n_pending < PENDING_MAX)
+			u->pending[u->n_pending++] = fds[i];
+		else
+			close(fds[i]); /* a thousand fds already waiting: the last resort */
+	}
+}
+
+/* Hand pending fds and owed releases over, as far as the helpers' queues take them. */
+static void flush_pending(struct corral_unotify *u)
+{
+	for (size_t i = 0; i < u->n_helpers; i++)
+		if (u->helpers[i].owe_release && u->helpers[i].sock >= 0)
+			u->helpers[i].owe_release = helper_send(u, (int)i, OP_RELEASE, NULL, 0) < 0;
+	while (u->n_pending > 0) {
+		int chunk = u->n_pending < RIGHTS_MAX ? u->n_pending : RIGHTS_MAX;
+		int *from = u->pending + u->n_pending - chunk;
+		int hi = pick_helper(u);
+
+		if (hi < 0 || helper_send(u, hi, OP_HOLD, from, chunk) < 0)
+			return;
+		u->n_pending -= chunk;
+		after_handover(u, hi, from, chunk);
+	}
+}
+
+/*
+ * At the end of the run, fds still pending go to a fresh helper that exits
+ * at once: an exiting process does not linger in close.
+ */
+static void drop_pending(struct corral_unotify *u)
+{
+	int sock = -1;
+	pid_t pid;
+
+	if (u->n_pending == 0)
+		return;
+	pid = helper_spawn(u->plan, &sock);
+	while (pid > 0 && u->n_pending > 0) {
+		int chunk = u->n_pending < RIGHTS_MAX ? u->n_pending : RIGHTS_MAX;
+		union {
+			char buf[CMSG_SPACE(sizeof(int) * RIGHTS_MAX)];
+			struct cmsghdr align;
+		} cu;
+		struct hreq q = { .op = OP_HOLD };
+		struct iovec iov = { .iov_base = &q, .iov_len = sizeof(q) };
+		struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cu.buf,
+				    .msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)chunk) };
+		struct cmsghdr *cm;
+
+		memset(cu.buf, 0, sizeof(cu.buf));
+		cm = CMSG_FIRSTHDR(&m);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)chunk);
+		memcpy(CMSG_DATA(cm), u->pending + u->n_pending - chunk, sizeof(int) * (size_t)chunk);
+		if (sendmsg(sock, &m, MSG_NOSIGNAL) < 0) /* a fresh, empty queue: blocking is brief */
+			break;
+		for (int i = 0; i < chunk; i++)
+			close(u->pending[--u->n_pending]);
+	}
+	safe_close(sock); /* the helper's recvmsg sees the end and it exits, closing what it holds */
+	if (pid > 0)
+		while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
+			;
+	while (u->n_pending > 0) /* no helper could be started: the last resort */
+		close(u->pending[--u->n_pending]);
 }
 
 static void mediate(struct corral_unotify *u)
@@ -1230,6 +1315,7 @@ void corral_unotify_handle(struct corral_unotify *u, const struct pollfd *pf, in
 {
 	if (!u)
 		return;
+	flush_pending(u);
 	for (int i = 0; i < n; i++) {
 		if (!pf[i].revents)
 			continue;

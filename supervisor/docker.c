@@ -996,7 +996,7 @@ static char *config_context(char *const *environ_)
  * config file's currentContext) points elsewhere. NULL: ask through the
  * client.
  */
-static const char *daemon_socket(char *const *environ_)
+const char *corral_docker_daemon_socket(char *const *environ_)
 {
 	const char *h = env_get(environ_, "DOCKER_HOST"), *c = env_get(environ_, "DOCKER_CONTEXT");
 	_cleanup_free_ char *cfg = NULL;
@@ -1124,7 +1124,7 @@ int corral_docker_prepare(const struct corral_policy *p, const char *root_abs, s
 	if (r < 0)
 		return corral_err(err, CORRAL_E_PROVIDER, ENOENT, "docker provider: no docker client on PATH");
 	h.client = client;
-	h.sock = daemon_socket(environ);
+	h.sock = corral_docker_daemon_socket(environ);
 	/* A root holding /etc or /home would be bind-mounted writable: refused as for local. */
 	r = corral_policy_check_paths(p, err);
 	if (r < 0)

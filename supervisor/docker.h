@@ -55,6 +55,12 @@ char *const *corral_docker_client_env(const struct corral_docker *d);
  * started the container, a 125 is the command's own, whatever it printed
  * (a command can write "docker: ..." and exit 125 itself).
  */
+/*
+ * The daemon's Unix socket as the client would reach it (DOCKER_HOST
+ * unix://, a "default" context), or NULL for a daemon reached another way
+ * (tcp://, ssh://, another context): then only the client can ask it.
+ */
+const char *corral_docker_daemon_socket(char *const *environ_);
 int corral_docker_map_result(struct corral_result *res, bool captured, const char *cmd, bool started,
 			     struct corral_error *err);
 

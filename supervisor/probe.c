@@ -76,16 +76,12 @@ static bool wait_fd(int fd, short events, const struct timespec *start)
 	}
 }
 
-/* The Unix socket of the docker daemon: DOCKER_HOST=unix://PATH, or the default. */
+/* The Unix socket of the docker daemon, as run finds it; NULL: reached otherwise, not probed. */
 static const char *docker_socket_path(void)
 {
-	const char *h = getenv("DOCKER_HOST");
+	extern char **environ;
 
-	if (h && strncmp(h, "unix://", 7) == 0 && h[7])
-		return h + 7;
-	if (h && *h)
-		return NULL; /* tcp:// or ssh://: not probed (no network round trips) */
-	return "/var/run/docker.sock";
+	return corral_docker_daemon_socket(environ);
 }
 
 /* The HTTP status of "GET |what|" to the docker daemon's socket, or -1 when none answers. */
@@ -334,7 +330,9 @@ _public_ int corral_probe(const struct corral_policy *p, char **json_out, struct
 			char what[400];
 			int st;
 
-			if (!probe_docker()) {
+			if (!docker_socket_path()) {
+				/* tcp://, ssh://, another context: only the client could tell; run will */
+			} else if (!probe_docker()) {
 				corral_err(&ierr, CORRAL_E_SETUP, ECONNREFUSED,
 					   "docker provider: no docker daemon answers on %s",
 					   docker_socket_path() ? docker_socket_path() : "(no socket)");

@@ -479,6 +479,7 @@ static bool locate_value(const char *buf, size_t len, size_t end, char *out, siz
 				return false;
 			depth--;
 			want_value = false;
+			want_key = false;
 			i++;
 		} else if (c == ',') {
 			if (depth < 0 || want_value || want_key)

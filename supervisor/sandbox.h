@@ -12,6 +12,7 @@
 #include <sched.h>
 #include <stdint.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "internal/util.h"

@@ -415,14 +415,22 @@ static void test_identity(void **state)
 	gid_t gid;
 
 	base_policy(&p);
+	/* An explicit user must be able to write the root, as for local. */
+	assert_int_equal(chmod(tmpdir, 0700), 0);
 	p.user = "1234:99";
+	assert_true(corral_docker_identity(&p, tmpdir, &uid, &gid, &err) < 0);
+	assert_non_null(strstr(err.message, "is not writable by 1234"));
+	assert_int_equal(chmod(tmpdir, 0777), 0);
 	assert_int_equal(corral_docker_identity(&p, tmpdir, &uid, &gid, &err), 0);
 	assert_int_equal(uid, 1234);
 	assert_int_equal(gid, 99);
 	p.user = "root";
-	assert_int_equal(corral_docker_identity(&p, tmpdir, &uid, &gid, &err), 0);
-	assert_int_equal(uid, 0);
-	assert_int_equal(gid, 0);
+	if (getuid() == 0) { /* owner root: uid 0 without capabilities may write it */
+		assert_int_equal(corral_docker_identity(&p, tmpdir, &uid, &gid, &err), 0);
+		assert_int_equal(uid, 0);
+		assert_int_equal(gid, 0);
+	}
+	assert_int_equal(chmod(tmpdir, 0700), 0);
 	p.user = "no-such-user-corral";
 	assert_true(corral_docker_identity(&p, tmpdir, &uid, &gid, &err) < 0);
 	assert_non_null(strstr(err.message, "user: no such user"));

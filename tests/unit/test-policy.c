@@ -290,6 +290,7 @@ static const struct {
 	{ "{\"fs\": {\"read_only\": [\"/a\", -99999999999999999999 ]}}",
 	  "fs.read_only[1]: number out of range (policy:1:49)" },
 	{ "[99999999999999999999]", "policy:1:21: too big integer near '99999999999999999999'" },
+	{ "{\"env\": {}, \"timeout\": 1e999}", "timeout: number out of range (policy:1:28)" },
 	/* where the grammar puts no value (a key, after a value): no path, jansson's words */
 	{ "{\"timeout\": 5, 1e999: 2}", "policy:1:20: real number overflow near '1e999'" },
 	{ "{\"limits\": {\"cpu\": [1 2e999]}}", "policy:1:27: real number overflow near '2e999'" },

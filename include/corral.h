@@ -230,10 +230,13 @@ struct corral_result {
 	const char *provider;      /* "local" or "docker" (static string) */
 	/*
 	 * exec_errno ENOENT for a file that is there: what is missing is its
-	 * #! interpreter (this is its path) or, "" here, something further
-	 * down (the ELF interpreter of a binary, an interpreter's own
-	 * interpreter); the command exists, so its exit code is 126. NULL
-	 * otherwise. Freed by corral_result_clear.
+	 * #! interpreter (this is its path; a trailing '\r' when the script
+	 * has CRLF line endings) or, "" here, something further down (the ELF
+	 * interpreter of a binary, an interpreter's own interpreter); the
+	 * command exists, so its exit code is 126. exec_errno EACCES: the #!
+	 * interpreter that exists but may not be opened (outside the
+	 * sandbox's paths), when that is why. NULL otherwise. Freed by
+	 * corral_result_clear.
 	 */
 	char *exec_interp;
 };

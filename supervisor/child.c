@@ -193,47 +193,73 @@ static _child_ bool looks_like_script(const char *file)
 }
 
 /*
- * execve said ENOENT: if |file| is there after all (readable or not),
- * what is missing is its #! interpreter (named in |rep| when that is what
- * is absent) or something further down: an ELF interpreter, or the
- * interpreter's own interpreter ("").
+ * execve said ENOENT (|e|): if |file| is there after all (readable or
+ * not), what is missing is its #! interpreter (named in |rep| when that is
+ * what is absent) or something further down: an ELF interpreter, or the
+ * interpreter's own interpreter (""). execve said EACCES: when |file| is a
+ * script whose interpreter exists but cannot be opened (outside the
+ * sandbox's paths), that interpreter is named. A CR before the newline
+ * stays at the end of the name (CRLF line endings), for the message to
+ * say so.
  */
-static _child_ void note_missing_interp(const char *file, struct corral_child_report *rep)
+static _child_ void note_interp(const char *file, int e, struct corral_child_report *rep)
 {
-	char b[sizeof(rep->interp) + 2];
+	char b[sizeof(rep->interp) + 2], name[sizeof(rep->interp)];
 	ssize_t n = -1;
 	size_t i = 2, o = 0;
-	int fd = open(file, O_PATH | O_CLOEXEC);
+	bool crlf = false;
+	int fd;
 
-	if (fd < 0 || rep->has_interp) { /* not there; or the first such candidate on PATH is the one named */
-		if (fd >= 0)
-			close(fd);
+	if (rep->has_interp) /* the first such candidate on PATH is the one named */
 		return;
-	}
+	fd = open(file, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return;
 	close(fd);
-	rep->has_interp = true;
-	rep->interp[0] = 0;
 	fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd >= 0) {
 		n = read(fd, b, sizeof(b));
 		close(fd);
 	}
-	if (n < 2 || b[0] != '#' || b[1] != '!')
-		return;
-	while (i < (size_t)n && (b[i] == ' ' || b[i] == '\t'))
-		i++;
-	/* Printed on the host's terminal: anything but printable ASCII becomes '?'. */
-	while (i < (size_t)n && o + 1 < sizeof(rep->interp) && b[i] != ' ' && b[i] != '\t' && b[i] != '\n' &&
-	       b[i] != '\0') {
-		rep->interp[o++] = b[i] > ' ' && b[i] < 0x7f ? b[i] : '?';
-		i++;
+	name[0] = 0;
+	if (n >= 2 && b[0] == '#' && b[1] == '!') {
+		while (i < (size_t)n && (b[i] == ' ' || b[i] == '\t'))
+			i++;
+		/* Printed on the host's terminal: anything but printable ASCII becomes '?'. */
+		while (i < (size_t)n && o + 2 < sizeof(name) && b[i] != ' ' && b[i] != '\t' && b[i] != '\n' &&
+		       b[i] != '\0') {
+			if (b[i] == '\r' && (i + 1 == (size_t)n || b[i + 1] == '\n')) {
+				crlf = true; /* the kernel looks for "NAME\r" */
+				break;
+			}
+			name[o++] = b[i] > ' ' && b[i] < 0x7f ? b[i] : '?';
+			i++;
+		}
+		name[o] = 0;
 	}
-	rep->interp[o] = 0;
-	/* The interpreter is there: what is missing lies beyond it (its own #!, its loader). */
-	fd = open(rep->interp, O_PATH | O_CLOEXEC);
-	if (fd >= 0) {
+	if (e == EACCES) {
+		/* Only a script whose interpreter is there and cannot be opened. */
+		if (!name[0] || (fd = open(name, O_PATH | O_CLOEXEC)) < 0)
+			return;
 		close(fd);
-		rep->interp[0] = 0;
+		fd = open(name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		if (fd >= 0 || errno != EACCES) {
+			if (fd >= 0)
+				close(fd);
+			return;
+		}
+	} else if (name[0] && !crlf && (fd = open(name, O_PATH | O_CLOEXEC)) >= 0) {
+		/* The interpreter is there: what is missing lies beyond it (its own #!, its loader). */
+		close(fd);
+		name[0] = 0;
+		o = 0;
+	}
+	rep->has_interp = true;
+	rep->interp_err = e;
+	memcpy(rep->interp, name, o + 1);
+	if (o && crlf && e == ENOENT) {
+		rep->interp[o] = '\r';
+		rep->interp[o + 1] = 0;
 	}
 }
 
@@ -248,8 +274,8 @@ static _child_ int exec_one(const char *file, char *const *argv, char *const *en
 		sh_argv[1] = (char *)file;
 		execve(sh_argv[0], sh_argv, envp);
 	}
-	if (e == ENOENT)
-		note_missing_interp(file, rep);
+	if (e == ENOENT || e == EACCES)
+		note_interp(file, e, rep);
 	return e;
 }
 
@@ -503,7 +529,7 @@ _child_ int corral_child_main(void *arg)
 		rep.err = exec_search(c->argv[0], c->argv, c->envp, c->path, c->sh_argv, &rep);
 		if (!rep.err)
 			rep.err = EIO;
-		if (rep.err != ENOENT)
+		if (rep.err != rep.interp_err)
 			rep.has_interp = false;
 		fail_report(err_w, &rep);
 	}

@@ -1006,7 +1006,8 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 				/* The command exists but cannot be executed: 126 (DESIGN.md). */
 				rep.interp[sizeof(rep.interp) - 1] = 0;
 				res->exec_interp = strdup(rep.interp); /* NULL on ENOMEM: plain "not found", 127 */
-				res->exit_status = res->exec_interp ? 126 : 127;
+				if (rep.err == ENOENT)
+					res->exit_status = res->exec_interp ? 126 : 127;
 			}
 			if (opts->capture) {
 				char msg[512];

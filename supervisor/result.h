@@ -19,7 +19,16 @@
 static inline int corral_exec_error_line(const struct corral_result *res, const char *name, char *buf,
 					 size_t len)
 {
-	if (res->exec_errno == ENOENT && res->exec_interp && *res->exec_interp)
+	size_t il = res->exec_interp ? strlen(res->exec_interp) : 0;
+
+	if (il && res->exec_interp[il - 1] == '\r')
+		return snprintf(buf, len,
+				"corral: %s: cannot execute: interpreter %.*s\\r not found: the script has "
+				"Windows (CRLF) line endings\n", name, (int)(il - 1), res->exec_interp);
+	if (res->exec_errno == EACCES && il)
+		return snprintf(buf, len, "corral: %s: cannot execute: interpreter %s: Permission denied\n",
+				name, res->exec_interp);
+	if (res->exec_errno == ENOENT && il)
 		return snprintf(buf, len, "corral: %s: cannot execute: interpreter %s not found\n", name,
 				res->exec_interp);
 	if (res->exec_errno == ENOENT && res->exec_interp)

@@ -230,7 +230,8 @@ struct corral_child_report {
 	 * has_interp false when the file itself was not found.
 	 */
 	bool has_interp;
-	char interp[238];
+	int interp_err; /* the execve errno has_interp describes: ENOENT, or EACCES (interpreter denied) */
+	char interp[234];
 };
 
 /* The child entry point for clone(); never returns. */

@@ -72,6 +72,18 @@ printf '#!%s/orphan.sh\n' "$R" > "$R/chain.sh"; chmod 755 "$R/chain.sh"
 err=$("$C" run -- ./chain.sh 2>&1); rc=$?
 expect_eq "a #! chain whose last interpreter is missing: the one named is not blamed" "126 corral: ./chain.sh: cannot execute: a file it needs (its interpreter or dynamic loader) was not found" "$rc $err"
 "$C" run -- ./no-such-file 2>/dev/null; expect_eq "a missing file is still 127 (control)" 127 $?
+printf '#!/bin/sh\r\necho hi\r\n' > "$R/crlf.sh"; chmod 755 "$R/crlf.sh"
+err=$("$C" run -- ./crlf.sh 2>&1); rc=$?
+expect_eq "CRLF line endings: said" '126 corral: ./crlf.sh: cannot execute: interpreter /bin/sh\r not found: the script has Windows (CRLF) line endings' "$rc $err"
+# An interpreter that is there but outside the sandbox's paths (a venv made
+# with a pyenv python under /root, say): named, not a bare "Permission denied".
+IN=$(mktemp -d /tmp/corral-interp.XXXXXX); chmod 755 "$IN"; cp /bin/sh "$IN/mysh"
+printf '#!%s/mysh\necho via-mysh\n' "$IN" > "$R/denied.sh"; chmod 755 "$R/denied.sh"
+err=$("$C" run -- ./denied.sh 2>&1); rc=$?
+expect_eq "interpreter outside the sandbox: named" "126 corral: ./denied.sh: cannot execute: interpreter $IN/mysh: Permission denied" "$rc $err"
+out=$("$C" run --ro "$IN" -- ./denied.sh 2>&1); rc=$?
+expect_eq "...and with --ro on its directory it runs (control)" "0 via-mysh" "$rc $out"
+rm -rf "$IN"
 err=$("$C" run --root /no/such/dir -- true 2>&1); rc=$?
 expect_eq "missing root -> 125" 125 $rc
 expect_eq "missing root message" "corral: root /no/such/dir: No such file or directory" "$err"

@@ -64,7 +64,7 @@ int corral_unotify_child_prepare(const struct corral_unotify_plan *plan, int soc
 int corral_unotify_child_install(const struct corral_unotify_plan *plan, const struct corral_bpf *prog);
 
 /* Parent side, one per run. */
-#define CORRAL_UNOTIFY_HELPERS_MAX 4
+#define CORRAL_UNOTIFY_HELPERS_MAX 16
 #define CORRAL_UNOTIFY_MAX_POLLFDS (1 + CORRAL_UNOTIFY_HELPERS_MAX)
 struct corral_unotify;
 /*

@@ -191,6 +191,37 @@ expect_eq "an inherited TCP socket: connect refused under none, the mode's under
 # inet socket go along under loopback (they used to be EINVAL).
 expect_eq "loopback: UDP sendmsg with an IP_TTL control message" ok "$(run --net loopback -- ./unixt udp-cmsg)"
 
+# Six processes blocked sending into a full datagram queue (it holds 10)
+# occupy six helpers; the reader's own connect, the call that comes before
+# it drains the queue, still gets a helper (there are 16), so the run ends
+# at once, as outside (with 4 helpers it waited for the deadline).
+cat > "$R/hol.py" <<'PYEOF'
+import os, socket, sys, time
+d = os.environ.get("TMPDIR", ".")
+rx = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); rx.bind(d + "/hol.rx")
+ls = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); ls.bind(d + "/hol.ls"); ls.listen()
+kids = []
+for k in range(6):
+    pid = os.fork()
+    if pid == 0:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        for i in range(40):
+            s.sendto(b"m", d + "/hol.rx")
+        os._exit(0)
+    kids.append(pid)
+time.sleep(1)
+c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); c.connect(d + "/hol.ls")
+got = 0
+while got < 240:
+    rx.recv(16); got += 1
+for pid in kids:
+    os.waitpid(pid, 0)
+print("got", got)
+PYEOF
+expect_eq "control: six blocked senders and the reader's connect, outside" "got 240" "$(TMPDIR=$(mktemp -d) "$PY" "$R/hol.py")"
+expect_eq "six blocked senders do not hold up the reader's connect (helpers: 16)" "got 240" \
+	"$(run --timeout 20 -- "$PY" hol.py 2>&1)"
+
 # A read_write path outside the root: its sockets are reachable.
 RW=$(mktemp -d /tmp/corral-rw.XXXXXX); cleanup_dirs+=("$RW"); chmod 777 "$RW"
 "$UNIXT" listen "$RW/rw.sock" 30 > "$RW/count" &

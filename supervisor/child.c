@@ -238,8 +238,9 @@ static _child_ void note_interp(const char *file, int e, struct corral_child_rep
 		name[o] = 0;
 	}
 	if (e == EACCES) {
-		/* Only a script whose interpreter is there and cannot be opened. */
-		if (!name[0] || (fd = open(name, O_PATH | O_CLOEXEC)) < 0)
+		/* Only an executable script whose interpreter is there and cannot be opened. */
+		if (!name[0] || faccessat(AT_FDCWD, file, X_OK, AT_EACCESS) < 0 ||
+		    (fd = open(name, O_PATH | O_CLOEXEC)) < 0)
 			return;
 		close(fd);
 		fd = open(name, O_RDONLY | O_CLOEXEC | O_NOCTTY);

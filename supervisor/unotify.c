@@ -979,7 +979,7 @@ static void release_fds(struct corral_unotify *u, int hi, const int *fds, int nf
 		if (u->n_pending < PENDING_MAX)
 			u->pending[u->n_pending++] = fds[i];
 		else
-			close(fds[i]); /* a thousand fds already waiting: the last resort */
+			close(fds[i]); /* unreachable: mediate takes nothing when the list could overflow */
 	}
 }
 
@@ -1036,10 +1036,17 @@ static void drop_pending(struct corral_unotify *u)
 		for (int i = 0; i < chunk; i++)
 			close(u->pending[--u->n_pending]);
 	}
-	safe_close(sock); /* the helper's recvmsg sees the end and it exits, closing what it holds */
-	if (pid > 0)
+	safe_close(sock);
+	/*
+	 * Killed, not left to see the end: a live helper closes one chunk when
+	 * the next arrives, and that close could linger; a task being killed
+	 * closes what it holds and what is still queued to it without lingering.
+	 */
+	if (pid > 0) {
+		kill(pid, SIGKILL);
 		while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
 			;
+	}
 	while (u->n_pending > 0) /* no helper could be started: the last resort */
 		close(u->pending[--u->n_pending]);
 }
@@ -1061,6 +1068,11 @@ static void mediate(struct corral_unotify *u)
 
 	memset(h, 0, sizeof(*h));
 	h->id = q->id;
+	/* No room left to park what this call could take: take nothing (see release_fds). */
+	if (u->n_pending > PENDING_MAX - (RIGHTS_MAX + 2)) {
+		respond(u, q->id, 0, EAGAIN);
+		return;
+	}
 	pidfd = open_task_pidfd(tid);
 	if (pidfd < 0 || !id_valid(u, q->id)) {
 		err = ESRCH;

@@ -81,6 +81,9 @@ IN=$(mktemp -d /tmp/corral-interp.XXXXXX); chmod 755 "$IN"; cp /bin/sh "$IN/mysh
 printf '#!%s/mysh\necho via-mysh\n' "$IN" > "$R/denied.sh"; chmod 755 "$R/denied.sh"
 err=$("$C" run -- ./denied.sh 2>&1); rc=$?
 expect_eq "interpreter outside the sandbox: named" "126 corral: ./denied.sh: cannot execute: interpreter $IN/mysh: Permission denied" "$rc $err"
+cp "$R/denied.sh" "$R/denied-nx.sh"; chmod 644 "$R/denied-nx.sh"
+err=$("$C" run -- ./denied-nx.sh 2>&1); rc=$?
+expect_eq "...but a script that is not executable itself is that" "126 corral: ./denied-nx.sh: Permission denied" "$rc $err"
 out=$("$C" run --ro "$IN" -- ./denied.sh 2>&1); rc=$?
 expect_eq "...and with --ro on its directory it runs (control)" "0 via-mysh" "$rc $out"
 rm -rf "$IN"

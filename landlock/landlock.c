@@ -214,9 +214,9 @@ static int beneath_error(const char *field, const char *path, const char *rw, in
 				  field, path);
 	case ENOENT:
 	case ENOTDIR:
-		return corral_err(err, CORRAL_E_NOT_FOUND, e, "%s: %s: %s", field, path, strerror(e));
+		return corral_err(err, CORRAL_E_NOT_FOUND, e, "%s: %s: %s", field, path, corral_strerror(e));
 	default:
-		return corral_err(err, CORRAL_E_SETUP, e, "%s: %s: %s", field, path, strerror(e));
+		return corral_err(err, CORRAL_E_SETUP, e, "%s: %s: %s", field, path, corral_strerror(e));
 	}
 }
 
@@ -269,7 +269,7 @@ static int walk_user_path(const struct plan_root *root, const char *field, const
 	} else {
 		prev = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (prev < 0 || fstat(prev, &st) < 0)
-			return corral_err(err, CORRAL_E_SETUP, errno, "%s: /: %s", field, strerror(errno));
+			return corral_err(err, CORRAL_E_SETUP, errno, "%s: /: %s", field, corral_strerror(errno));
 	}
 	in = anc_index(&st, root->anc, root->n_anc);
 	at[0] = (struct walk_at){ in, 0 };
@@ -303,7 +303,7 @@ static int walk_user_path(const struct plan_root *root, const char *field, const
 
 			if (r == -ENOENT || r == -ENOTDIR)
 				return r;
-			return corral_err(err, CORRAL_E_SETUP, -r, "%s: %s: %s", field, path, strerror(-r));
+			return corral_err(err, CORRAL_E_SETUP, -r, "%s: %s: %s", field, path, corral_strerror(-r));
 		}
 		magic = false;
 		if (S_ISLNK(st.st_mode) && in >= 0) {
@@ -325,13 +325,13 @@ static int walk_user_path(const struct plan_root *root, const char *field, const
 
 				if (r == -ENOENT || r == -ENOTDIR)
 					return r;
-				return corral_err(err, CORRAL_E_SETUP, -r, "%s: %s: %s", field, path, strerror(-r));
+				return corral_err(err, CORRAL_E_SETUP, -r, "%s: %s: %s", field, path, corral_strerror(-r));
 			}
 			magic = true;
 			if (S_ISDIR(st.st_mode)) {
 				in = dir_within(pfd, root->anc, root->n_anc, &depth, &e);
 				if (e)
-					return corral_err(err, CORRAL_E_SETUP, e, "%s: %s: %s", field, path, strerror(e));
+					return corral_err(err, CORRAL_E_SETUP, e, "%s: %s: %s", field, path, corral_strerror(e));
 				/* A new starting point: where it came from says nothing of its parent. */
 				n_at = 1;
 				at[0] = (struct walk_at){ in, depth };
@@ -350,7 +350,7 @@ static int walk_user_path(const struct plan_root *root, const char *field, const
 
 			if (n < 0)
 				return corral_err(err, CORRAL_E_SETUP, errno, "%s: %s: %s", field, path,
-						  strerror(errno));
+						  corral_strerror(errno));
 			target[n] = '\0';
 			comp[0] = '\0'; /* |cur| up to the link's directory, with its '/' */
 			if (asprintf(next, "%s%s%s", target[0] == '/' ? "" : cur, target, cur + i) < 0)
@@ -370,7 +370,7 @@ static int walk_user_path(const struct plan_root *root, const char *field, const
 			bool moved;
 
 			if (e)
-				return corral_err(err, CORRAL_E_SETUP, e, "%s: %s: %s", field, path, strerror(e));
+				return corral_err(err, CORRAL_E_SETUP, e, "%s: %s: %s", field, path, corral_strerror(e));
 			if (n_at > 1) {
 				/* Back where the walk stood one directory up, exactly. */
 				n_at--;
@@ -433,7 +433,7 @@ static int walk_user_path(const struct plan_root *root, const char *field, const
 	if (prev >= 0)
 		return TAKE_FD(prev);
 	e = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	return e < 0 ? corral_err(err, CORRAL_E_SETUP, errno, "%s: /: %s", field, strerror(errno)) : e;
+	return e < 0 ? corral_err(err, CORRAL_E_SETUP, errno, "%s: /: %s", field, corral_strerror(errno)) : e;
 }
 
 /*
@@ -478,7 +478,7 @@ static int open_user_path(const struct plan_root *root, const char *field, const
 		free(cur);
 		cur = next;
 		if (hops == USER_PATH_MAX_LINKS)
-			return corral_err(err, CORRAL_E_SETUP, ELOOP, "%s: %s: %s", field, path, strerror(ELOOP));
+			return corral_err(err, CORRAL_E_SETUP, ELOOP, "%s: %s: %s", field, path, corral_strerror(ELOOP));
 	}
 }
 
@@ -492,13 +492,13 @@ static int locate_rw(struct plan_root *root, struct stat *anc, char *const *rw, 
 
 		if (fd == -ENOENT || fd == -ENOTDIR)
 			return corral_err(err, CORRAL_E_NOT_FOUND, -fd, "fs.read_write: %s: %s", rw[i],
-					  strerror(-fd));
+					  corral_strerror(-fd));
 		if (fd < 0)
 			return fd;
 		r = fstat(fd, &anc[1 + i]) < 0 ? -errno : 0;
 		safe_close(fd);
 		if (r < 0)
-			return corral_err(err, CORRAL_E_SETUP, -r, "fs.read_write: %s: %s", rw[i], strerror(-r));
+			return corral_err(err, CORRAL_E_SETUP, -r, "fs.read_write: %s: %s", rw[i], corral_strerror(-r));
 	}
 	root->n_anc = 1 + n_rw;
 	return 0;
@@ -518,7 +518,7 @@ int corral_policy_path_open(const char *root_abs, char *const *rw, size_t n_rw, 
 		fd = -errno;
 		safe_close(root.fd);
 		return corral_err(err, fd == -ENOENT || fd == -ENOTDIR ? CORRAL_E_NOT_FOUND : CORRAL_E_SETUP,
-				  -fd, "root %s: %s", root_abs, strerror(-fd));
+				  -fd, "root %s: %s", root_abs, corral_strerror(-fd));
 	}
 	anc[0] = root.st;
 	root.anc = anc;
@@ -527,7 +527,7 @@ int corral_policy_path_open(const char *root_abs, char *const *rw, size_t n_rw, 
 		fd = open_user_path(&root, field, path, NULL, err);
 	safe_close(root.fd);
 	if (fd == -ENOENT || fd == -ENOTDIR)
-		return corral_err(err, CORRAL_E_NOT_FOUND, -fd, "%s: %s: %s", field, path, strerror(-fd));
+		return corral_err(err, CORRAL_E_NOT_FOUND, -fd, "%s: %s: %s", field, path, corral_strerror(-fd));
 	return fd;
 }
 
@@ -585,22 +585,22 @@ static int plan_path(struct corral_ll_plan *plan, const struct plan_root *root, 
 		if (kind == PATH_OPTIONAL && (e == ENOENT || e == ENOTDIR))
 			return 0;
 		return corral_err(err, e == ENOENT || e == ENOTDIR ? CORRAL_E_NOT_FOUND : CORRAL_E_SETUP,
-				  e, "%s: %s: %s", field, path, strerror(e));
+				  e, "%s: %s: %s", field, path, corral_strerror(e));
 	}
 	if (known_dir || known_file)
 		st.st_mode = known_dir ? S_IFDIR : S_IFREG; /* only the kind is read below */
 	else if (fstat(fd, &st) < 0)
-		return corral_err(err, CORRAL_E_SETUP, errno, "%s: %s: %s", field, path, strerror(errno));
+		return corral_err(err, CORRAL_E_SETUP, errno, "%s: %s: %s", field, path, corral_strerror(errno));
 	if (kind == PATH_ROOT && !S_ISDIR(st.st_mode))
 		return corral_err(err, CORRAL_E_SETUP, ENOTDIR, "%s: %s: %s", field, path,
-				  strerror(ENOTDIR));
+				  corral_strerror(ENOTDIR));
 	if (st_out)
 		*st_out = st;
 	if (fd_out) {
 		*fd_out = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 		if (*fd_out < 0)
 			return corral_err(err, CORRAL_E_SETUP, errno, "%s: %s: %s", field, path,
-					  strerror(errno));
+					  corral_strerror(errno));
 	}
 	access = want & plan->handled_fs;
 	if (!S_ISDIR(st.st_mode))
@@ -646,7 +646,7 @@ static int check_not_beneath_writable(const struct corral_policy *p, const struc
 		if (dir < 0)
 			return dir == -ENOENT || dir == -ENOTDIR ?
 				       corral_err(err, CORRAL_E_NOT_FOUND, -dir, "fs.read_only: %s: %s", ro,
-						  strerror(-dir)) :
+						  corral_strerror(-dir)) :
 				       dir;
 	}
 	if (w >= 0)
@@ -752,7 +752,7 @@ static int plan_paths(struct corral_ll_plan *plan, const struct corral_policy *p
 	canon = realpath(root_abs, NULL);
 	if (!canon)
 		return corral_err(err, errno == ENOENT || errno == ENOTDIR ? CORRAL_E_NOT_FOUND : CORRAL_E_SETUP,
-				  errno, "root %s: %s", root_abs, strerror(errno));
+				  errno, "root %s: %s", root_abs, corral_strerror(errno));
 	r = corral_check_not_system("root", root_abs, canon, err);
 	if (r < 0)
 		return r;
@@ -770,7 +770,7 @@ static int plan_paths(struct corral_ll_plan *plan, const struct corral_policy *p
 	if (p->fs.read_write.n || p->fs.read_only.n) {
 		root.slash = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (root.slash < 0 || fstat(root.slash, &root.slash_st) < 0) {
-			r = corral_err(err, CORRAL_E_SETUP, errno, "/: %s", strerror(errno));
+			r = corral_err(err, CORRAL_E_SETUP, errno, "/: %s", corral_strerror(errno));
 			goto out;
 		}
 	}
@@ -918,7 +918,7 @@ int corral_ll_ruleset(const struct corral_ll_plan *plan, int extra_rw_fd, const 
 	rfd = ll_create_ruleset(&attr, plan->attr_size, 0);
 	if (rfd < 0)
 		return corral_err(err, CORRAL_E_SETUP, errno, "landlock: create ruleset: %s",
-				  strerror(errno));
+				  corral_strerror(errno));
 	/*
 	 * Only reads of the plan follow: its fds stay open for the plan's
 	 * life, so concurrent calls need no lock.
@@ -927,7 +927,7 @@ int corral_ll_ruleset(const struct corral_ll_plan *plan, int extra_rw_fd, const 
 		r = add_path_rule(rfd, plan->rules[i].fd, plan->rules[i].access);
 		if (r < 0)
 			return corral_err(err, CORRAL_E_SETUP, -r, "landlock: add rule: %s",
-					  strerror(-r));
+					  corral_strerror(-r));
 	}
 	if (extra_rw_fd >= 0) {
 		struct stat st;
@@ -935,13 +935,13 @@ int corral_ll_ruleset(const struct corral_ll_plan *plan, int extra_rw_fd, const 
 
 		if (fstat(extra_rw_fd, &st) < 0)
 			return corral_err(err, CORRAL_E_SETUP, errno, "landlock: private tmp: %s",
-					  strerror(errno));
+					  corral_strerror(errno));
 		if (!S_ISDIR(st.st_mode))
 			access &= CORRAL_LL_FS_FILE_RIGHTS;
 		r = add_path_rule(rfd, extra_rw_fd, access);
 		if (r < 0)
 			return corral_err(err, CORRAL_E_SETUP, -r, "landlock: add private tmp rule: %s",
-					  strerror(-r));
+					  corral_strerror(-r));
 	}
 	/*
 	 * A convenience: the command holds these open already. A terminal

@@ -617,7 +617,7 @@ _public_ int corral_policy_load_file(const char *path, struct corral_policy **ou
 		int e = errno;
 
 		return corral_err(err, e == ENOENT ? CORRAL_E_NOT_FOUND : CORRAL_E_POLICY, e, "%s: %s", path,
-				  strerror(e));
+				  corral_strerror(e));
 	}
 	/* Read like a stream: /dev/stdin and pipes have no useful size. */
 	for (;;) {
@@ -641,7 +641,7 @@ _public_ int corral_policy_load_file(const char *path, struct corral_policy **ou
 		if (n < 0) {
 			int e = errno;
 
-			return corral_err(err, CORRAL_E_POLICY, e, "%s: %s", path, strerror(e));
+			return corral_err(err, CORRAL_E_POLICY, e, "%s: %s", path, corral_strerror(e));
 		}
 		if (n == 0)
 			break;

@@ -31,7 +31,7 @@ static int absolute_path(const char *name, const char *value, char **out, struct
 	if (!cwd) {
 		int e = errno;
 
-		return corral_err(err, CORRAL_E_SETUP, e, "%s: current directory: %s", name, strerror(e));
+		return corral_err(err, CORRAL_E_SETUP, e, "%s: current directory: %s", name, corral_strerror(e));
 	}
 	if (asprintf(&joined, "%s/%s", cwd, value) < 0) {
 		joined = NULL;

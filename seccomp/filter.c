@@ -204,7 +204,7 @@ static int export_bpf(scmp_filter_ctx ctx, struct corral_bpf *out, struct corral
 	r = seccomp_export_bpf(ctx, fd);
 	if (r < 0)
 		return corral_err(err, CORRAL_E_SETUP, -r, "seccomp: exporting the filter to BPF: %s",
-				  strerror(-r));
+				  corral_strerror(-r));
 	if (fstat(fd, &st) < 0)
 		return corral_err(err, CORRAL_E_SETUP, errno, "seccomp: fstat: %m");
 	if (st.st_size <= 0 || st.st_size % sizeof(struct sock_filter) != 0)
@@ -228,7 +228,7 @@ static int export_bpf(scmp_filter_ctx ctx, struct corral_bpf *out, struct corral
 		if (k <= 0)
 			return corral_err(err, CORRAL_E_SETUP, k < 0 ? errno : EIO,
 					  "seccomp: reading the exported BPF back: %s",
-					  k < 0 ? strerror(errno) : "short read");
+					  k < 0 ? corral_strerror(errno) : "short read");
 		got += k;
 	}
 	out->filter = TAKE_PTR(insns);
@@ -318,12 +318,12 @@ static int compile(const struct corral_policy *p, int landlock_abi, int optimize
 		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "seccomp: seccomp_init failed");
 	r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
 	if (r < 0)
-		return corral_err(err, CORRAL_E_SETUP, -r, "seccomp: bad-arch action: %s", strerror(-r));
+		return corral_err(err, CORRAL_E_SETUP, -r, "seccomp: bad-arch action: %s", corral_strerror(-r));
 	if (optimize > 0) {
 		r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, optimize);
 		if (r < 0)
 			return corral_err(err, CORRAL_E_SETUP, -r, "seccomp: optimize level %d: %s",
-					  optimize, strerror(-r));
+					  optimize, corral_strerror(-r));
 	}
 
 	for (size_t i = 0; i < corral_sc_rules_len; i++) {
@@ -341,14 +341,14 @@ static int compile(const struct corral_policy *p, int landlock_abi, int optimize
 		r = add_rule(ctx, rule, nr);
 		if (r < 0)
 			return corral_err(err, CORRAL_E_SETUP, -r, "seccomp: rule for %s: %s", rule->syscall,
-					  strerror(-r));
+					  corral_strerror(-r));
 	}
 
 	if (unix_allowed && handover_fd >= 0) {
 		r = add_mediation(ctx, handover_fd);
 		if (r < 0)
 			return corral_err(err, CORRAL_E_SETUP, -r, "seccomp: Unix-socket mediation rules: %s",
-					  strerror(-r));
+					  corral_strerror(-r));
 	}
 
 	r = export_bpf(ctx, out, err);

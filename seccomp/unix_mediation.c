@@ -40,17 +40,17 @@ bool corral_unotify_available(char *why, size_t why_len)
 	}
 		if (syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) < 0) {
 		snprintf(why, why_len, "seccomp user notification (Linux 5.0) unavailable: %s",
-			 strerror(errno));
+			 corral_strerror(errno));
 		return false;
 	}
 	pfd = (int)syscall(__NR_pidfd_open, getpid(), 0);
 	if (pfd < 0) {
-		snprintf(why, why_len, "pidfd_open (Linux 5.3) unavailable: %s", strerror(errno));
+		snprintf(why, why_len, "pidfd_open (Linux 5.3) unavailable: %s", corral_strerror(errno));
 		return false;
 	}
 	fd = (int)syscall(__NR_pidfd_getfd, pfd, pfd, 0);
 	if (fd < 0) {
-		snprintf(why, why_len, "pidfd_getfd (Linux 5.6) unavailable: %s", strerror(errno));
+		snprintf(why, why_len, "pidfd_getfd (Linux 5.6) unavailable: %s", corral_strerror(errno));
 		close(pfd);
 		return false;
 	}

@@ -89,7 +89,7 @@ _printf_(2, 3) static void obs_add(struct obs *o, const char *fmt, ...)
 
 static const char *ename(int e)
 {
-	const char *s = strerrorname_np(e);
+	const char *s = corral_errno_name(e);
 
 	return s ? s : "E?";
 }
@@ -597,7 +597,7 @@ static void foreign(struct obs *o, const char *what, long (*fn)(void))
 		ret = LONG_MIN;
 	close(pfd[0]);
 	if (WIFSIGNALED(st)) {
-		obs_add(o, "%s: killed by SIG%s", what, sigabbrev_np(WTERMSIG(st)) ?: "?");
+		obs_add(o, "%s: killed by SIG%s", what, corral_signal_abbrev(WTERMSIG(st)) ?: "?");
 		return;
 	}
 	if (ret == LONG_MIN) {

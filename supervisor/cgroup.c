@@ -212,7 +212,7 @@ int corral_cgroup_create(const struct corral_sandbox *sb, struct corral_run *run
 		if (r) {
 			free(run->cg_dir[i]);
 			run->cg_dir[i] = NULL;
-			return corral_err(err, CORRAL_E_SETUP, r, "cgroup %s/corral-*: %s", cg->dir[i], strerror(r));
+			return corral_err(err, CORRAL_E_SETUP, r, "cgroup %s/corral-*: %s", cg->dir[i], corral_strerror(r));
 		}
 		r = 0;
 		if (i == CORRAL_CG_PIDS || (i == CORRAL_CG_UNIFIED && cg->v2_pids)) {
@@ -236,7 +236,7 @@ int corral_cgroup_create(const struct corral_sandbox *sb, struct corral_run *run
 		}
 		if (r < 0)
 			return corral_err(err, CORRAL_E_SETUP, -r, "cgroup %s: setting the limit: %s",
-					  run->cg_dir[i], strerror(-r));
+					  run->cg_dir[i], corral_strerror(-r));
 		/*
 		 * The child joins by writing "0" here before it execs, while it
 		 * is a single thread. On v1 it writes to "tasks": moving one
@@ -250,7 +250,7 @@ int corral_cgroup_create(const struct corral_sandbox *sb, struct corral_run *run
 			 i == CORRAL_CG_UNIFIED ? "cgroup.procs" : "tasks");
 		run->cg_fd[i] = open(procs, O_WRONLY | O_CLOEXEC);
 		if (run->cg_fd[i] < 0)
-			return corral_err(err, CORRAL_E_SETUP, errno, "%s: %s", procs, strerror(errno));
+			return corral_err(err, CORRAL_E_SETUP, errno, "%s: %s", procs, corral_strerror(errno));
 	}
 	return 0;
 }

@@ -240,7 +240,7 @@ static int exec_canary(struct check *c, struct corral_sandbox *sb, const char *c
 
 		if (saved < 0 || dup2(c->canary_stdin, 0) < 0) {
 			r = corral_err(err, CORRAL_E_SETUP, errno, "lending the terminal as stdin: %s",
-				       strerror(errno));
+				       corral_strerror(errno));
 			safe_close(saved);
 			return r;
 		}
@@ -264,9 +264,9 @@ static void describe_end(const struct corral_result *res, char *buf, size_t len)
 	if (res->timed_out)
 		snprintf(buf, len, "timed out");
 	else if (res->signal)
-		snprintf(buf, len, "was killed by SIG%s", sigabbrev_np(res->signal) ?: "?");
+		snprintf(buf, len, "was killed by SIG%s", corral_signal_abbrev(res->signal) ?: "?");
 	else if (res->exec_errno)
-		snprintf(buf, len, "could not be executed: %s", strerror(res->exec_errno));
+		snprintf(buf, len, "could not be executed: %s", corral_strerror(res->exec_errno));
 	else
 		snprintf(buf, len, "exited %d", res->exit_status);
 }
@@ -344,7 +344,7 @@ static int add_exe_paths(struct check *c, struct corral_error *err)
 	}
 	f = fopen("/proc/self/maps", "re");
 	if (!f)
-		return corral_err(err, CORRAL_E_SETUP, errno, "check: /proc/self/maps: %s", strerror(errno));
+		return corral_err(err, CORRAL_E_SETUP, errno, "check: /proc/self/maps: %s", corral_strerror(errno));
 	while (getline(&line, &cap, f) > 0) {
 		char *path = strchr(line, '/');
 		size_t n;
@@ -434,17 +434,17 @@ static int make_scratch(struct check *c, bool *outside_covered, struct corral_er
 	if (!mkdtemp(c->scratch)) {
 		int e = errno;
 		c->scratch[0] = '\0';
-		return corral_err(err, CORRAL_E_SETUP, e, "check: scratch directory in %s: %s", base, strerror(e));
+		return corral_err(err, CORRAL_E_SETUP, e, "check: scratch directory in %s: %s", base, corral_strerror(e));
 	}
 	/* Traversable by the sandbox's identity, listable by nobody else. */
 	if (chmod(c->scratch, 0711) < 0)
-		return corral_err(err, CORRAL_E_SETUP, errno, "check: chmod %s: %s", c->scratch, strerror(errno));
+		return corral_err(err, CORRAL_E_SETUP, errno, "check: chmod %s: %s", c->scratch, corral_strerror(errno));
 	c->scratch_fd = open(c->scratch, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	snprintf(c->root, sizeof(c->root), "%s/root", c->scratch);
 	snprintf(c->outside, sizeof(c->outside), "%s/outside", c->scratch);
 	if (c->scratch_fd < 0 || mkdir(c->root, 0700) < 0 || mkdir(c->outside, 0700) < 0)
 		return corral_err(err, CORRAL_E_SETUP, errno, "check: scratch directory %s: %s", c->scratch,
-				  strerror(errno));
+				  corral_strerror(errno));
 	return 0;
 }
 
@@ -590,7 +590,7 @@ static int start_sleeper(struct check *c, bool switch_id, struct corral_error *e
 
 	snprintf(secret, sizeof(secret), "%s=corral-check-sleeper-secret", CANARY_SECRET_VAR);
 	if (pipe2(p, O_CLOEXEC) < 0)
-		return corral_err(err, CORRAL_E_SETUP, errno, "check: pipe: %s", strerror(errno));
+		return corral_err(err, CORRAL_E_SETUP, errno, "check: pipe: %s", corral_strerror(errno));
 	pid = fork();
 	if (pid == 0) {
 		/* Only async-signal-safe calls: the host may have threads. */
@@ -609,7 +609,7 @@ static int start_sleeper(struct check *c, bool switch_id, struct corral_error *e
 	close(p[1]);
 	if (pid < 0) {
 		close(p[0]);
-		return corral_err(err, CORRAL_E_SETUP, errno, "check: fork: %s", strerror(errno));
+		return corral_err(err, CORRAL_E_SETUP, errno, "check: fork: %s", corral_strerror(errno));
 	}
 	c->sleeper = pid;
 	/* EOF once it has exec'd (the pipe is close-on-exec). */
@@ -915,7 +915,7 @@ static void process_canaries(struct check *c)
 
 		if (id < 0) {
 			record(c, "proc.isolation", "sysv", R_INCONCLUSIVE,
-			       "control failed: no System V segment could be made outside: %s", strerror(errno));
+			       "control failed: no System V segment could be made outside: %s", corral_strerror(errno));
 			return;
 		}
 		snprintf(sid, sizeof(sid), "%d", id);
@@ -959,7 +959,7 @@ static void leak_canaries(struct check *c)
 	fd = open(c->outside, O_RDONLY | O_DIRECTORY);
 	if (fd < 0) {
 		record(c, "leak.fds", "fds", R_INCONCLUSIVE, "control failed: could not open a descriptor to plant: %s",
-		       strerror(errno));
+		       corral_strerror(errno));
 	} else {
 		snprintf(fdnum, sizeof(fdnum), "%d", fd);
 		simple(c, "leak.fds", "fds", NULL, (const char *[]){ "fds", fdnum, NULL });
@@ -1188,7 +1188,7 @@ static void limit_canaries(struct check *c)
 				       "control failed: the canary did not start spinning");
 			else if (res.signal == SIGXCPU || res.signal == SIGKILL)
 				record(c, "limits.cpu", "spin (proven at 1 s)", R_HELD,
-				       "killed by SIG%s after %.0f ms of CPU", sigabbrev_np(res.signal), res.cpu_ms);
+				       "killed by SIG%s after %.0f ms of CPU", corral_signal_abbrev(res.signal), res.cpu_ms);
 			else if (res.cpu_ms >= atof(CPU_SPIN_MS) - 100)
 				record(c, "limits.cpu", "spin (proven at 1 s)", R_BROKEN,
 				       "spun %.0f ms of CPU with a 1 s limit and was not stopped", res.cpu_ms);
@@ -1330,7 +1330,7 @@ static int setup(struct check *c, const struct corral_policy *p, struct corral_e
 
 	c->exe = realpath("/proc/self/exe", NULL);
 	if (!c->exe)
-		return corral_err(err, CORRAL_E_SETUP, errno, "check: /proc/self/exe: %s", strerror(errno));
+		return corral_err(err, CORRAL_E_SETUP, errno, "check: /proc/self/exe: %s", corral_strerror(errno));
 	c->pol = corral_policy_dup(p);
 	if (!c->pol)
 		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
@@ -1362,7 +1362,7 @@ static int setup(struct check *c, const struct corral_policy *p, struct corral_e
 	c->gid = c->sb->gid;
 	if (as_root && (chown(c->root, c->uid, c->gid) < 0 || chown(c->outside, c->uid, c->gid) < 0))
 		return corral_err(err, CORRAL_E_SETUP, errno, "check: chown scratch to uid %u: %s", (unsigned)c->uid,
-				  strerror(errno));
+				  corral_strerror(errno));
 
 	/* The outside targets, all of the sandbox's own uid: only the sandbox stands in the way. */
 	snprintf(path, sizeof(path), "%s/secret", c->outside);
@@ -1372,7 +1372,7 @@ static int setup(struct check *c, const struct corral_policy *p, struct corral_e
 		r = write_file(path, VICTIM_TEXT, c->uid, c->gid, as_root);
 	}
 	if (r < 0)
-		return corral_err(err, CORRAL_E_SETUP, -r, "check: %s: %s", path, strerror(-r));
+		return corral_err(err, CORRAL_E_SETUP, -r, "check: %s: %s", path, corral_strerror(-r));
 
 	c->tcp[0] = listen_inet(AF_INET, SOCK_STREAM, &c->port_tcp[0]);
 	c->tcp[1] = listen_inet(AF_INET6, SOCK_STREAM, &c->port_tcp[1]);

@@ -127,7 +127,7 @@ int cli_default_root(struct corral_policy *p, struct corral_error *err)
 	if (!cwd) {
 		err->code = CORRAL_E_SETUP;
 		err->sys_errno = errno;
-		snprintf(err->message, sizeof(err->message), "current directory: %s", strerror(errno));
+		snprintf(err->message, sizeof(err->message), "current directory: %s", corral_strerror(errno));
 		return -errno;
 	}
 	r = corral_policy_set(p, "root", cwd, err);
@@ -274,7 +274,7 @@ int cli_parse_common(int argc, char **argv, const char *cmd, bool allow_shell,
 		r = corral_policy_new(&out->policy);
 		if (r < 0) {
 			err.code = CORRAL_E_INTERNAL;
-			snprintf(err.message, sizeof(err.message), "%s", strerror(-r));
+			snprintf(err.message, sizeof(err.message), "%s", corral_strerror(-r));
 		}
 	}
 	if (r < 0) {
@@ -318,10 +318,17 @@ static int cli_main(int argc, char **argv);
 int main(int argc, char **argv)
 {
 	int code = cli_main(argc, argv);
+	/*
+	 * A write that already failed inside cli_main left its errno: a C
+	 * library whose stdio drops the buffered text on a failed write
+	 * (musl) leaves nothing for the fflush below to retry and fail on.
+	 */
+	int early = ferror(stdout) ? errno : 0;
 
 	errno = 0;
 	if (fflush(stdout) == EOF || ferror(stdout)) {
-		fprintf(stderr, "corral: writing to standard output: %s\n", strerror(errno ? errno : EIO));
+		fprintf(stderr, "corral: writing to standard output: %s\n",
+			corral_strerror(errno ? errno : early ? early : EIO));
 		return CLI_EXIT_ERROR;
 	}
 	return code;

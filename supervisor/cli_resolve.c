@@ -156,7 +156,7 @@ int cli_resolve(int argc, char **argv)
 
 		r = cli_fail(json, e == ENOENT ? CORRAL_E_NOT_FOUND : CORRAL_E_USAGE,
 			     "resolve: --root %s: %s", shown ? shown : "?",
-			     e ? strerror(e) : "not a directory");
+			     e ? corral_strerror(e) : "not a directory");
 		free(shown);
 		return r;
 	}

@@ -407,7 +407,7 @@ int cli_run(int argc, char **argv)
 	/* The cancel pipe is how S learns of T's death: no pipe, no run. */
 	r = install_cancel();
 	if (r < 0) {
-		code = cli_fail(c.json, CORRAL_E_SETUP, "cancel pipe or signal stack: %s", strerror(-r));
+		code = cli_fail(c.json, CORRAL_E_SETUP, "cancel pipe or signal stack: %s", corral_strerror(-r));
 		goto out;
 	}
 	{
@@ -422,7 +422,7 @@ int cli_run(int argc, char **argv)
 		r = run_supervised(&sup, c.json);
 		if (r < 0) {
 			code = cli_fail(c.json, CORRAL_E_SETUP, "starting the supervisor process: %s",
-					strerror(-r));
+					corral_strerror(-r));
 			goto out;
 		}
 		err = sup.err;
@@ -445,7 +445,7 @@ int cli_run(int argc, char **argv)
 		    fflush(stdout) == EOF) {
 			/* Said here, while errno is the write's; main would only know that one failed. */
 			fprintf(stderr, "corral: writing the result to standard output: %s\n",
-				strerror(errno ? errno : EIO));
+				corral_strerror(errno ? errno : EIO));
 			clearerr(stdout);
 			code = CLI_EXIT_ERROR;
 			goto out;

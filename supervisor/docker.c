@@ -269,7 +269,7 @@ static int check_path(const char *key, const char *path, const char *root_abs,
 		safe_close(fd);
 	}
 	if (stat(path, &st) < 0)
-		return corral_err(err, CORRAL_E_NOT_FOUND, errno, "%s: %s: %s", key, path, strerror(errno));
+		return corral_err(err, CORRAL_E_NOT_FOUND, errno, "%s: %s: %s", key, path, corral_strerror(errno));
 	return refuse_socket(key, path, sock, err);
 }
 
@@ -622,7 +622,7 @@ static int exec_failed(struct corral_result *res, char *line, const char *cmd, s
 	char msg[512];
 	int e = res->exit_status == 127 ? ENOENT : EACCES;
 
-	snprintf(msg, sizeof(msg), "corral: %s: %s\n", cmd, e == ENOENT ? "command not found" : strerror(e));
+	snprintf(msg, sizeof(msg), "corral: %s: %s\n", cmd, e == ENOENT ? "command not found" : corral_strerror(e));
 	if (replace_line(&res->stderr_buf, &res->stderr_len, line, msg) < 0)
 		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
 	res->exec_errno = e;
@@ -706,7 +706,7 @@ int corral_identity_preview(const struct corral_policy *p, const char *root_abs,
 	sb->root_fd = open(root_abs, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (sb->root_fd < 0) {
 		r = corral_err(err, errno == ENOENT || errno == ENOTDIR ? CORRAL_E_NOT_FOUND : CORRAL_E_SETUP,
-			       errno, "root %s: %s", root_abs, strerror(errno));
+			       errno, "root %s: %s", root_abs, corral_strerror(errno));
 	} else {
 		r = corral_identity_decide(sb, err);
 		if (r == 0) {
@@ -768,7 +768,7 @@ int corral_docker_identity(const struct corral_policy *p, const char *root_abs, 
 			struct stat st;
 
 			if (stat(root_abs, &st) < 0)
-				return corral_err(err, CORRAL_E_SETUP, errno, "root %s: %s", root_abs, strerror(errno));
+				return corral_err(err, CORRAL_E_SETUP, errno, "root %s: %s", root_abs, corral_strerror(errno));
 			if (!corral_can_write(&st, *uid, *gid))
 				return corral_err(err, CORRAL_E_SETUP, EACCES,
 						  "root %s is not writable by %s (uid %u, gid %u)%s; choose who runs the "
@@ -1030,7 +1030,7 @@ static int check_daemon(const struct corral_docker *d, const char *image, bool p
 			return 0;
 		if (s < 0)
 			return corral_err(err, CORRAL_E_PROVIDER, -s, "docker provider: `docker image inspect` failed: %s",
-					  strerror(-s));
+					  corral_strerror(-s));
 		if (strstr(body, "No such image"))
 			return pull ? 0 : image_missing(image, err);
 		return corral_err(err, CORRAL_E_PROVIDER, EIO, "docker provider: daemon not reachable: %s", body);
@@ -1039,7 +1039,7 @@ static int check_daemon(const struct corral_docker *d, const char *image, bool p
 	s = api_request(d->sock, "GET", "/_ping", body, sizeof(body));
 	if (s < 0)
 		return corral_err(err, CORRAL_E_PROVIDER, -s,
-				  "docker provider: daemon not reachable at unix://%s (%s)%s", d->sock, strerror(-s),
+				  "docker provider: daemon not reachable at unix://%s (%s)%s", d->sock, corral_strerror(-s),
 				  s == -ENOENT || s == -ECONNREFUSED ? "; is dockerd running?"
 				  : s == -EACCES ? "; the socket's group (usually docker) may use it"
 						 : "");
@@ -1053,7 +1053,7 @@ static int check_daemon(const struct corral_docker *d, const char *image, bool p
 	if (s == 404)
 		return pull ? 0 : image_missing(image, err);
 	if (s < 0)
-		return corral_err(err, CORRAL_E_PROVIDER, -s, "docker provider: image lookup failed: %s", strerror(-s));
+		return corral_err(err, CORRAL_E_PROVIDER, -s, "docker provider: image lookup failed: %s", corral_strerror(-s));
 	return corral_err(err, CORRAL_E_PROVIDER, EIO, "docker provider: image lookup answered %d: %s", s, body);
 }
 
@@ -1379,7 +1379,7 @@ int corral_docker_exec(struct corral_docker *d, const struct corral_exec_opts *o
 	int r;
 
 	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
-		return corral_err(err, CORRAL_E_SETUP, errno, "docker provider: getrandom: %s", strerror(errno));
+		return corral_err(err, CORRAL_E_SETUP, errno, "docker provider: getrandom: %s", corral_strerror(errno));
 	t_start = time(NULL);
 	snprintf(run.name, sizeof(run.name), "corral-%02x%02x%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1], rnd[2],
 		 rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
@@ -1412,7 +1412,7 @@ int corral_docker_exec(struct corral_docker *d, const struct corral_exec_opts *o
 		int e = res->exec_errno;
 		corral_result_clear(res);
 		return corral_err(err, CORRAL_E_PROVIDER, e, "docker provider: cannot execute %s: %s", d->client,
-				  strerror(e));
+				  corral_strerror(e));
 	}
 	r = corral_docker_map_result(res, opts->capture, opts->shell ? "/bin/sh" : opts->argv[0],
 				     res->exited && res->exit_status == 125 && opts->capture &&

@@ -814,7 +814,7 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 	pthread_once(&g_once, once_init);
 	if (g_subreaper_errno)
 		return corral_err(err, CORRAL_E_SETUP, g_subreaper_errno, "PR_SET_CHILD_SUBREAPER: %s",
-				  strerror(g_subreaper_errno));
+				  corral_strerror(g_subreaper_errno));
 
 	memset(res, 0, sizeof(*res));
 	res->provider = sp->provider ? sp->provider : "local";
@@ -823,14 +823,14 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 	if (in_data) {
 		int p[2];
 		if (pipe2(p, O_CLOEXEC) < 0) {
-			r = corral_err(err, CORRAL_E_SETUP, errno, "stdin pipe: %s", strerror(errno));
+			r = corral_err(err, CORRAL_E_SETUP, errno, "stdin pipe: %s", corral_strerror(errno));
 			goto out;
 		}
 		in_r = p[0];
 		in_w = p[1];
 		if (sp->confine && sp->confine->switch_identity &&
 		    fchown(in_r, sp->confine->uid, sp->confine->gid) < 0) {
-			r = corral_err(err, CORRAL_E_SETUP, errno, "stdin pipe: fchown: %s", strerror(errno));
+			r = corral_err(err, CORRAL_E_SETUP, errno, "stdin pipe: fchown: %s", corral_strerror(errno));
 			goto out;
 		}
 		fcntl(in_w, F_SETFL, O_NONBLOCK);
@@ -839,7 +839,7 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 	} else if (!opts->stdin_passthrough) {
 		in_r = open("/dev/null", O_RDONLY | O_CLOEXEC);
 		if (in_r < 0) {
-			r = corral_err(err, CORRAL_E_SETUP, errno, "/dev/null: %s", strerror(errno));
+			r = corral_err(err, CORRAL_E_SETUP, errno, "/dev/null: %s", corral_strerror(errno));
 			goto out;
 		}
 	} else if (!opts->capture && isatty(0) && tcgetpgrp(0) == getpgrp()) {
@@ -852,13 +852,13 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 		int p[2];
 
 		if (pipe2(p, O_CLOEXEC) < 0) {
-			r = corral_err(err, CORRAL_E_SETUP, errno, "stdout pipe: %s", strerror(errno));
+			r = corral_err(err, CORRAL_E_SETUP, errno, "stdout pipe: %s", corral_strerror(errno));
 			goto out;
 		}
 		out.fd = p[0];
 		out_w = p[1];
 		if (pipe2(p, O_CLOEXEC) < 0) {
-			r = corral_err(err, CORRAL_E_SETUP, errno, "stderr pipe: %s", strerror(errno));
+			r = corral_err(err, CORRAL_E_SETUP, errno, "stderr pipe: %s", corral_strerror(errno));
 			goto out;
 		}
 		errs.fd = p[0];
@@ -873,7 +873,7 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 		if (sp->confine && sp->confine->switch_identity &&
 		    (fchown(out_w, sp->confine->uid, sp->confine->gid) < 0 ||
 		     fchown(err_w, sp->confine->uid, sp->confine->gid) < 0)) {
-			r = corral_err(err, CORRAL_E_SETUP, errno, "output pipes: fchown: %s", strerror(errno));
+			r = corral_err(err, CORRAL_E_SETUP, errno, "output pipes: fchown: %s", corral_strerror(errno));
 			goto out;
 		}
 		/* SIZE_MAX ("no cap") less one: the buffer holds limit + 1 bytes. */
@@ -884,7 +884,7 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 
 		/* Non-blocking: read once after the child released us, below (the write never fills it). */
 		if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0) {
-			r = corral_err(err, CORRAL_E_SETUP, errno, "error pipe: %s", strerror(errno));
+			r = corral_err(err, CORRAL_E_SETUP, errno, "error pipe: %s", corral_strerror(errno));
 			goto out;
 		}
 		rep_r = p[0];
@@ -893,7 +893,7 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 
 	stack = child_stack();
 	if (stack == MAP_FAILED) {
-		r = corral_err(err, CORRAL_E_SETUP, errno, "child stack: %s", strerror(errno));
+		r = corral_err(err, CORRAL_E_SETUP, errno, "child stack: %s", corral_strerror(errno));
 		goto out;
 	}
 
@@ -955,7 +955,7 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 	pthread_mutex_unlock(&g_lock);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (pid < 0) {
-		r = corral_err(err, CORRAL_E_SETUP, errno, "clone: %s", strerror(errno));
+		r = corral_err(err, CORRAL_E_SETUP, errno, "clone: %s", corral_strerror(errno));
 		goto out;
 	}
 	if (g_stack_key == (pthread_key_t)-1)
@@ -1035,7 +1035,7 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 		} else {
 			r = corral_err(err, CORRAL_E_SETUP, rep.err, "%s: %s",
 				       rep.stage ? corral_child_stage_name(rep.stage) : "registering the run",
-				       strerror(rep.err));
+				       corral_strerror(rep.err));
 		}
 		goto finish;
 	}
@@ -1123,7 +1123,7 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 		if (ppoll(pf, (nfds_t)np, &ts, NULL) < 0) {
 			if (errno == EINTR)
 				continue;
-			r = corral_err(err, CORRAL_E_SETUP, errno, "poll: %s", strerror(errno));
+			r = corral_err(err, CORRAL_E_SETUP, errno, "poll: %s", corral_strerror(errno));
 			timed_out = false;
 			break;
 		}

@@ -157,7 +157,7 @@ int corral_identity_decide(struct corral_sandbox *sb, struct corral_error *err)
 	gid_t gid;
 
 	if (fstat(sb->root_fd, &st) < 0)
-		return corral_err(err, CORRAL_E_SETUP, errno, "root %s: %s", sb->root, strerror(errno));
+		return corral_err(err, CORRAL_E_SETUP, errno, "root %s: %s", sb->root, corral_strerror(errno));
 
 	if (geteuid() != 0) {
 		/* Unprivileged: the command runs as we do; --user can only name ourselves. */

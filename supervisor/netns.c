@@ -68,7 +68,7 @@ int corral_netns_check(struct corral_netns_plan *plan, char *why, size_t why_len
 	memset(plan, 0, sizeof(*plan));
 	if (stat("/proc/self/ns/net", &st) < 0) {
 		snprintf(why, why_len, "this kernel has no network namespaces (/proc/self/ns/net: %s)",
-			 strerror(errno));
+			 corral_strerror(errno));
 		return -EOPNOTSUPP;
 	}
 	if (geteuid() == 0 && has_cap_sys_admin()) {

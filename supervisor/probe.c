@@ -253,7 +253,7 @@ static int root_absolute(const char *root, char **out, struct corral_error *err)
 		r = getcwd(NULL, 0);
 	if (!r)
 		return corral_err(err, errno == ENOENT ? CORRAL_E_NOT_FOUND : CORRAL_E_SETUP, errno,
-				  "root %s: %s", root ? root : "(current directory)", strerror(errno));
+				  "root %s: %s", root ? root : "(current directory)", corral_strerror(errno));
 	*out = r;
 	return 0;
 }
@@ -281,7 +281,7 @@ _public_ int corral_probe(const struct corral_policy *p, char **json_out, struct
 		r = corral_policy_new(&defaults);
 		if (r < 0)
 			return corral_err(err, CORRAL_E_INTERNAL, -r, "probe: default policy: %s",
-					  strerror(-r));
+					  corral_strerror(-r));
 		p = defaults;
 	}
 	ps = calloc(1, sizeof(*ps));
@@ -321,7 +321,7 @@ _public_ int corral_probe(const struct corral_policy *p, char **json_out, struct
 					continue; /* the image brings its own system */
 				if (stat(v->v[i], &st) < 0) {
 					corral_err(&ierr, CORRAL_E_SETUP, errno, "%s: %s: %s",
-						   k ? "fs.read_only" : "fs.read_write", v->v[i], strerror(errno));
+						   k ? "fs.read_only" : "fs.read_write", v->v[i], corral_strerror(errno));
 					identity_refused = true;
 				}
 			}

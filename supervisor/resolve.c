@@ -249,7 +249,7 @@ static int explain(int root_fd, const char *rel, int e, const char *path, struct
 	case ENOMEM:
 		return refuse(err, CORRAL_E_INTERNAL, ENOMEM, path, "out of memory");
 	default:
-		return refuse(err, CORRAL_E_REFUSED, e, path, "%s", strerror(e));
+		return refuse(err, CORRAL_E_REFUSED, e, path, "%s", corral_strerror(e));
 	}
 }
 
@@ -359,7 +359,7 @@ _public_ int corral_resolve_open(int root_fd, const char *root_path, const char 
 	if (pfd < 0)
 		return explain(root_fd, rel, -pfd, path, err);
 	if (fstat(pfd, &st) < 0)
-		return refuse(err, CORRAL_E_INTERNAL, errno, path, "fstat: %s", strerror(errno));
+		return refuse(err, CORRAL_E_INTERNAL, errno, path, "fstat: %s", corral_strerror(errno));
 	r = check_type(&st, kind, write, path, err);
 	if (r < 0)
 		return r;
@@ -376,7 +376,7 @@ _public_ int corral_resolve_open(int root_fd, const char *root_path, const char 
 	if (fd < 0)
 		return explain(root_fd, rel, -fd, path, err);
 	if (fstat(fd, &st2) < 0)
-		return refuse(err, CORRAL_E_INTERNAL, errno, path, "fstat: %s", strerror(errno));
+		return refuse(err, CORRAL_E_INTERNAL, errno, path, "fstat: %s", corral_strerror(errno));
 	if (st2.st_dev != st.st_dev || st2.st_ino != st.st_ino)
 		return refuse(err, CORRAL_E_REFUSED, EAGAIN, path,
 			      "changed during resolution (replaced concurrently); try again");
@@ -384,7 +384,7 @@ _public_ int corral_resolve_open(int root_fd, const char *root_path, const char 
 		int fl = fcntl(fd, F_GETFL);
 
 		if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
-			return refuse(err, CORRAL_E_INTERNAL, errno, path, "fcntl: %s", strerror(errno));
+			return refuse(err, CORRAL_E_INTERNAL, errno, path, "fcntl: %s", corral_strerror(errno));
 	}
 	return TAKE_FD(fd);
 }
@@ -460,7 +460,7 @@ _public_ int corral_resolve_create(int root_fd, const char *root_path, const cha
 		return explain(dfd, name, errno, path, err);
 	}
 	if (fstat(fd, &st) < 0)
-		return refuse(err, CORRAL_E_INTERNAL, errno, path, "fstat: %s", strerror(errno));
+		return refuse(err, CORRAL_E_INTERNAL, errno, path, "fstat: %s", corral_strerror(errno));
 	if (!S_ISREG(st.st_mode))
 		return refuse(err, CORRAL_E_REFUSED, EPERM, path, "not a regular file (%s)",
 			      type_name(st.st_mode));
@@ -519,7 +519,7 @@ _public_ int corral_resolve_path(const char *root, const char *path, bool must_e
 	root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root_fd < 0)
 		return refuse(err, errno == ENOENT ? CORRAL_E_NOT_FOUND : CORRAL_E_USAGE, errno, root,
-			      "root: %s", strerror(errno));
+			      "root: %s", corral_strerror(errno));
 	/* Absolute paths may name the root as given or as the kernel sees it. */
 	canon = realpath(root, NULL);
 	shown_root = strdup(root[0] == '/' || !canon ? root : canon);
@@ -536,7 +536,7 @@ _public_ int corral_resolve_path(const char *root, const char *path, bool must_e
 	fd = corral_openat2(root_fd, rel, O_PATH | O_CLOEXEC, 0, RESOLVE_STRICT);
 	if (fd >= 0) {
 		if (fstat(fd, &st) < 0)
-			return refuse(err, CORRAL_E_INTERNAL, errno, path, "fstat: %s", strerror(errno));
+			return refuse(err, CORRAL_E_INTERNAL, errno, path, "fstat: %s", corral_strerror(errno));
 		if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
 			return refuse(err, CORRAL_E_REFUSED, EPERM, path,
 				      "not a regular file or directory (%s)", type_name(st.st_mode));

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "corral.h"
+#include "internal/errtext.h"
 
 /*
  * The one stderr line (with its newline) for a command that could not be
@@ -36,7 +37,7 @@ static inline int corral_exec_error_line(const struct corral_result *res, const 
 				"corral: %s: cannot execute: a file it needs (its interpreter or dynamic loader) "
 				"was not found\n", name);
 	return snprintf(buf, len, "corral: %s: %s\n", name,
-			res->exec_errno == ENOENT ? "command not found" : strerror(res->exec_errno));
+			res->exec_errno == ENOENT ? "command not found" : corral_strerror(res->exec_errno));
 }
 
 #endif

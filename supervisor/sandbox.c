@@ -217,7 +217,7 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 	if (!root) {
 		cwd = getcwd(NULL, 0);
 		if (!cwd) {
-			r = corral_err(err, CORRAL_E_SETUP, errno, "current directory: %s", strerror(errno));
+			r = corral_err(err, CORRAL_E_SETUP, errno, "current directory: %s", corral_strerror(errno));
 			goto fail;
 		}
 		root = cwd;
@@ -225,13 +225,13 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 	sb->root = realpath(root, NULL);
 	if (!sb->root) {
 		r = corral_err(err, errno == ENOENT ? CORRAL_E_NOT_FOUND : CORRAL_E_SETUP, errno,
-			       "root %s: %s", root, strerror(errno));
+			       "root %s: %s", root, corral_strerror(errno));
 		goto fail;
 	}
 	sb->root_fd = open(sb->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (sb->root_fd < 0 || fstat(sb->root_fd, &st) < 0) {
 		r = corral_err(err, errno == ENOENT || errno == ENOTDIR ? CORRAL_E_NOT_FOUND : CORRAL_E_SETUP,
-			       errno, "root %s: %s", root, strerror(errno));
+			       errno, "root %s: %s", root, corral_strerror(errno));
 		goto fail;
 	}
 
@@ -472,7 +472,7 @@ _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_
 
 		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 			r = corral_err(err, CORRAL_E_SETUP, errno, "Unix-socket mediation: socketpair: %s",
-				       strerror(errno));
+				       corral_strerror(errno));
 			goto out;
 		}
 		run.un_parent = sv[0];

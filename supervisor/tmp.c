@@ -20,6 +20,11 @@
 
 #include "supervisor/sandbox.h"
 
+/* <linux/fs.h>; musl's <stdio.h> does not have it. */
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
+
 int corral_tmp_create(const struct corral_sandbox *sb, struct corral_run *run,
 		      struct corral_error *err)
 {
@@ -28,17 +33,17 @@ int corral_tmp_create(const struct corral_sandbox *sb, struct corral_run *run,
 	snprintf(tmpl, sizeof(tmpl), "%s/corral-tmp-XXXXXX", sb->tmp_base);
 
 	if (!mkdtemp(tmpl))
-		return corral_err(err, CORRAL_E_SETUP, errno, "private tmp %s: %s", tmpl, strerror(errno));
+		return corral_err(err, CORRAL_E_SETUP, errno, "private tmp %s: %s", tmpl, corral_strerror(errno));
 	run->tmp_path = strdup(tmpl);
 	run->tmp_fd = open(tmpl, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (!run->tmp_path || run->tmp_fd < 0) {
 		int e = run->tmp_path ? errno : ENOMEM;
 		rmdir(tmpl);
-		return corral_err(err, CORRAL_E_SETUP, e, "private tmp %s: %s", tmpl, strerror(e));
+		return corral_err(err, CORRAL_E_SETUP, e, "private tmp %s: %s", tmpl, corral_strerror(e));
 	}
 	if (sb->switch_identity && fchown(run->tmp_fd, sb->uid, sb->gid) < 0)
 		return corral_err(err, CORRAL_E_SETUP, errno, "private tmp %s: chown: %s", tmpl,
-				  strerror(errno));
+				  corral_strerror(errno));
 	return 0;
 }
 

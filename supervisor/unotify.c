@@ -191,7 +191,7 @@ int corral_unotify_plan_new(const struct corral_sandbox *sb, int handover_fd,
 	if (r < 0) {
 		corral_unotify_plan_free(plan);
 		return corral_err(err, CORRAL_E_SETUP, -r, "Unix-socket mediation: opening the allowed paths: %s",
-				  strerror(-r));
+				  corral_strerror(-r));
 	}
 	plan->handover_fd = handover_fd;
 	plan->switch_identity = sb->switch_identity;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "corral.h"
+#include "internal/errtext.h"
 
 #define _public_ __attribute__((visibility("default")))
 #define _unused_ __attribute__((unused))

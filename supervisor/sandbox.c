@@ -6,6 +6,8 @@
  * each run keeps its own state in a struct corral_run and only reads |sb|.
  */
 #include <fcntl.h>
+#include <linux/futex.h>
+#include <poll.h>
 #include <math.h>
 #include <limits.h>
 #include <stdio.h>
@@ -14,6 +16,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "supervisor/engine.h"
@@ -25,14 +28,59 @@
 /*
  * The /proc walk behind RLIMIT_NPROC costs about as much as the rest of
  * the setup together, so it runs in a thread alongside it; the first run
- * (or sandbox_free) joins it.
+ * takes its count.
+ *
+ * The count is waited for without pthread_join. Under `corral run` the
+ * thread belongs to the top process and the supervisor process waits for
+ * it, and when the top process is killed (SIGKILL) the thread dies with
+ * it, unfinished. glibc's pthread_join returns even then (it waits on the
+ * thread id the kernel clears), musl's waits forever (on a word only a
+ * finishing thread writes). So the thread stores its count and a done
+ * word (a futex), and count_wait stops waiting when the thread is gone
+ * (tgkill 0: ESRCH), when the run is cancelled, or after COUNT_PATIENCE_MS
+ * — the caller then walks /proc itself. The thread writes nothing but its
+ * job, and is joined by the process that started it (prefetch_release,
+ * corral_sandbox_free).
  */
-static void *count_tasks_thread(void *arg)
-{
-	struct corral_sandbox *sb = arg;
+#define COUNT_PATIENCE_MS 2000
+#define COUNT_GONE (-2L)
 
-	sb->nproc_base = corral_count_uid_tasks(sb->nproc_uid);
+static void *count_thread(void *arg)
+{
+	struct corral_count_job *job = arg;
+	long n;
+
+	__atomic_store_n(&job->tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	n = corral_count_uid_tasks(job->uid);
+	job->count = n;
+	__atomic_store_n(&job->done, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &job->done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 	return NULL;
+}
+
+static int count_start(struct corral_count_job *job, pthread_t *thread, uid_t uid)
+{
+	*job = (struct corral_count_job){ .uid = uid, .tgid = getpid() };
+	return pthread_create(thread, NULL, count_thread, job);
+}
+
+/* The job's count, or COUNT_GONE when it will not come (see above). */
+static long count_wait(struct corral_count_job *job, int cancel_fd)
+{
+	for (int waited = 0; !__atomic_load_n(&job->done, __ATOMIC_ACQUIRE); waited += 10) {
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		struct pollfd pfd = { .fd = cancel_fd, .events = POLLIN };
+		int tid = __atomic_load_n(&job->tid, __ATOMIC_ACQUIRE);
+
+		/* A private futex: the waiter shares the thread's memory (CLONE_VM). */
+		syscall(SYS_futex, &job->done, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
+		if (__atomic_load_n(&job->done, __ATOMIC_ACQUIRE))
+			break;
+		if ((tid > 0 && syscall(SYS_tgkill, (long)job->tgid, (long)tid, 0L) < 0 && errno == ESRCH) ||
+		    (cancel_fd >= 0 && poll(&pfd, 1, 0) > 0) || waited >= COUNT_PATIENCE_MS)
+			return COUNT_GONE;
+	}
+	return job->count;
 }
 
 /*
@@ -43,26 +91,15 @@ static void *count_tasks_thread(void *arg)
 static struct {
 	pthread_mutex_t lock;
 	bool started, claimed;
-	uid_t uid;
-	pid_t pid;
 	pthread_t thread;
-	long count;
+	struct corral_count_job job;
 } g_prefetch = { .lock = PTHREAD_MUTEX_INITIALIZER };
-
-static void *prefetch_thread(void *arg)
-{
-	g_prefetch.count = corral_count_uid_tasks(g_prefetch.uid); /* read after the join */
-	return NULL;
-}
 
 _public_ void corral_nproc_prefetch(uid_t uid)
 {
 	pthread_mutex_lock(&g_prefetch.lock);
-	if (!g_prefetch.started) {
-		g_prefetch.uid = uid;
-		g_prefetch.pid = getpid();
-		g_prefetch.started = pthread_create(&g_prefetch.thread, NULL, prefetch_thread, NULL) == 0;
-	}
+	if (!g_prefetch.started)
+		g_prefetch.started = count_start(&g_prefetch.job, &g_prefetch.thread, uid) == 0;
 	pthread_mutex_unlock(&g_prefetch.lock);
 }
 
@@ -72,8 +109,8 @@ static bool prefetch_claim(uid_t uid, pthread_t *thread)
 
 	pthread_mutex_lock(&g_prefetch.lock);
 	/* Not in a fork of the process that started it: the thread is not there. */
-	ok = g_prefetch.started && !g_prefetch.claimed && g_prefetch.uid == uid &&
-	     g_prefetch.pid == getpid();
+	ok = g_prefetch.started && !g_prefetch.claimed && g_prefetch.job.uid == uid &&
+	     g_prefetch.job.tgid == getpid();
 	if (ok) {
 		g_prefetch.claimed = true;
 		*thread = g_prefetch.thread;
@@ -82,16 +119,18 @@ static bool prefetch_claim(uid_t uid, pthread_t *thread)
 	return ok;
 }
 
-static long nproc_base(struct corral_sandbox *sb)
+/* |cancel_fd|: the run's (readable: cancelled), or -1. */
+static long nproc_base(struct corral_sandbox *sb, int cancel_fd)
 {
 	long v;
 
 	pthread_mutex_lock(&sb->nproc_lock);
 	if (sb->nproc_pending) {
-		pthread_join(sb->nproc_thread, NULL);
+		v = count_wait(sb->nproc_job, cancel_fd);
+		if (v == COUNT_GONE)
+			v = corral_count_uid_tasks(sb->nproc_uid);
+		sb->nproc_base = v;
 		sb->nproc_pending = false;
-		if (sb->nproc_prefetched)
-			sb->nproc_base = g_prefetch.count;
 	}
 	v = sb->nproc_base;
 	pthread_mutex_unlock(&sb->nproc_lock);
@@ -268,12 +307,15 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 	if (sb->nproc_relative && sb->policy->limits.processes) {
 		sb->nproc_uid = sb->switch_identity ? sb->uid : getuid();
 		sb->nproc_self = getpid(); /* the count skips this process (a prefetch's too: same one) */
-		if (prefetch_claim(sb->nproc_uid, &sb->nproc_thread))
-			sb->nproc_pending = sb->nproc_prefetched = true;
-		else if (pthread_create(&sb->nproc_thread, NULL, count_tasks_thread, sb) == 0)
-			sb->nproc_pending = true;
-		else
+		if (prefetch_claim(sb->nproc_uid, &sb->nproc_thread)) {
+			sb->nproc_job = &g_prefetch.job;
+			sb->nproc_pending = sb->nproc_joinable = true;
+		} else if (count_start(&sb->nproc_own_job, &sb->nproc_thread, sb->nproc_uid) == 0) {
+			sb->nproc_job = &sb->nproc_own_job;
+			sb->nproc_pending = sb->nproc_joinable = true;
+		} else {
 			sb->nproc_base = corral_count_uid_tasks(sb->nproc_uid);
+		}
 	}
 	sb->tmp_base = corral_tmp_base(sb->use_cgroups && (sb->cg.dir[CORRAL_CG_MEMORY] || sb->cg.v2_memory));
 
@@ -338,7 +380,9 @@ _public_ void corral_sandbox_free(struct corral_sandbox *sb)
 {
 	if (!sb)
 		return;
-	(void)nproc_base(sb);
+	/* Only where it was started: in a fork the thread is not there. */
+	if (sb->nproc_joinable && sb->nproc_job->tgid == getpid())
+		pthread_join(sb->nproc_thread, NULL);
 	pthread_mutex_destroy(&sb->nproc_lock);
 	corral_docker_free(sb->docker);
 	corral_ll_plan_free(sb->ll);
@@ -380,7 +424,7 @@ static void set_rl(struct corral_spawn_rlimits *rl, int res, rlim_t soft, rlim_t
 	rl->set[res] = true;
 }
 
-static void fill_rlimits(struct corral_sandbox *sb, struct corral_spawn_rlimits *rl)
+static void fill_rlimits(struct corral_sandbox *sb, struct corral_spawn_rlimits *rl, int cancel_fd)
 {
 	const struct corral_policy *p = sb->policy;
 
@@ -402,7 +446,7 @@ static void fill_rlimits(struct corral_sandbox *sb, struct corral_spawn_rlimits 
 	if (p->limits.processes && sb->nproc_relative) {
 		rlim_t n = p->limits.processes;
 
-		long have = nproc_base(sb);
+		long have = nproc_base(sb, cancel_fd);
 		struct stat st;
 
 		if (have > 0)
@@ -509,7 +553,7 @@ _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_
 		if (r < 0)
 			goto out;
 	}
-	fill_rlimits(sb, &rl);
+	fill_rlimits(sb, &rl, o.has_cancel_fd ? o.cancel_fd : -1);
 	envp = corral_env_for_run(sb, run.tmp_path, &tmpdir);
 	if (!envp) {
 		r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");

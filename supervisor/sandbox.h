@@ -42,6 +42,18 @@ struct corral_cgroup_parents {
 	bool v2_kill;   /* cgroup.kill exists (5.14+) */
 };
 
+/*
+ * A /proc walk (corral_count_uid_tasks) in a thread, and what its waiter
+ * needs to know (supervisor/sandbox.c, count_wait).
+ */
+struct corral_count_job {
+	long count;
+	int done;   /* a futex word: 1 once |count| is stored */
+	int tid;    /* the thread's, stored first thing; 0 before it runs */
+	pid_t tgid; /* the process that started it */
+	uid_t uid;
+};
+
 struct corral_sandbox {
 	struct corral_policy *policy;
 	int provider;
@@ -76,9 +88,11 @@ struct corral_sandbox {
 	bool cgroup_holds_tree;
 	bool nproc_relative;  /* RLIMIT_NPROC = procs + the uid's task count ... */
 	long nproc_base;      /* ... counted once, when the sandbox is built, */
-	pthread_t nproc_thread; /* ... by this thread, overlapping the rest of the setup */
-	bool nproc_pending;
-	bool nproc_prefetched; /* the thread is corral_nproc_prefetch's */
+	struct corral_count_job *nproc_job; /* ... by a thread, overlapping the rest of the setup */
+	struct corral_count_job nproc_own_job; /* (nproc_job: this, or corral_nproc_prefetch's) */
+	pthread_t nproc_thread;
+	bool nproc_pending;   /* nproc_base not yet taken from the job */
+	bool nproc_joinable;  /* nproc_thread is this sandbox's to join */
 	uid_t nproc_uid;
 	pid_t nproc_self;     /* the process the count left out */
 	pthread_mutex_t nproc_lock;

@@ -27,6 +27,8 @@ LABELS = {
     "floor": ("static posix_spawn floor", "bench/floor /bin/true"),
     "mechanism": ("mechanism floor: Landlock, seccomp, rlimits, supervisor clone",
                   "bench/mechanism $WS PATHS... -- /bin/true"),
+    "floor-musl": ("static posix_spawn floor, musl", "bench/floor-musl /bin/true"),
+    "mechanism-musl": ("mechanism floor, musl", "bench/mechanism-musl $WS PATHS... -- /bin/true"),
     "corral": ("corral", "corral run --root $WS -- /bin/true"),
     "corral-net-host": ("corral --net host", "corral run --root $WS --net host -- /bin/true"),
     "bwrap": ("bubblewrap", "bwrap --ro-bind / / --unshare-net --die-with-parent /bin/true"),
@@ -241,6 +243,8 @@ def ratios_block(d, S):
     parts = []
     for name, label in (("bare", "bare /bin/true"), ("floor", "the static posix_spawn floor"),
                         ("mechanism", "the mechanism floor (the same kernel work, no corral code)"),
+                        ("floor-musl", "the static posix_spawn floor linked with musl, as corral is"),
+                        ("mechanism-musl", "the mechanism floor linked with musl"),
                         ("bwrap", "bubblewrap"), ("firejail", "firejail"), ("docker", "docker run"),
                         ("corral-docker", "corral's own docker provider")):
         if name in r:
@@ -402,7 +406,8 @@ def machine_block(d):
         f"- CPU: {m.get('cpu')} — {m.get('nproc')} CPUs (`nproc`), virtualisation: {m.get('virt')}",
         f"- memory: {m.get('memory_gb')} GiB; kernel {m.get('kernel')}; {m.get('distro')}; Landlock ABI {m.get('landlock_abi')}",
         f"- ran as uid {m.get('uid')} ({'commands run as nobody' if m.get('uid') == 0 else 'unprivileged'}); "
-        f"floor {'statically' if m.get('floor_static') else 'dynamically'} linked",
+        f"floor {'statically' if m.get('floor_static') else 'dynamically'} linked (glibc); "
+        f"corral linked: {m.get('corral_libc', '?')}",
         f"- {m.get('rounds')} interleaved rounds at nice {m.get('nice', 0)}; measured {m.get('date')} at commit {m.get('commit')}",
         f"- load average when the run started: {m.get('loadavg', '?')} (a shared machine: other jobs were running)",
     ])

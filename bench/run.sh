@@ -65,6 +65,9 @@ interleave=$build/bench/interleave
 throughput=$build/bench/throughput
 phases=$build/bench/phases
 mechanism=$build/bench/mechanism
+# Present when corral itself is linked with musl (meson.build).
+floor_musl=$build/bench/floor-musl
+mechanism_musl=$build/bench/mechanism-musl
 for b in "$corral" "$floor" "$interleave" "$throughput" "$phases" "$mechanism"; do
 	[ -x "$b" ] || { echo "run.sh: $b was not built" >&2; exit 1; }
 done
@@ -84,11 +87,16 @@ mkdir "$ws"
 abi=$("$corral" probe --json 2>/dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin).get("landlock_abi", "?"))' 2>/dev/null) || abi="?"
 floor_static=false
 file -L "$floor" 2>/dev/null | grep -q 'statically linked' && floor_static=true
+corral_libc="glibc, dynamic"
+if file -L "$corral" 2>/dev/null | grep -q 'statically linked'; then
+	corral_libc="glibc, static"
+	[ -x "$floor_musl" ] && corral_libc="musl, static"
+fi
 B_CPU=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1) \
 B_MEMKB=$(sed -n 's/^MemTotal:[[:space:]]*\([0-9]*\).*/\1/p' /proc/meminfo) \
 B_DISTRO=$(. /etc/os-release 2>/dev/null && echo "${PRETTY_NAME:-?}") \
 B_VIRT="vm: $(systemd-detect-virt --vm 2>/dev/null || true), container: $(systemd-detect-virt --container 2>/dev/null || true)" \
-B_ABI=$abi B_NICE=$nice B_FLOOR_STATIC=$floor_static B_SMOKE=$smoke B_ROUNDS=$rounds \
+B_ABI=$abi B_NICE=$nice B_FLOOR_STATIC=$floor_static B_CORRAL_LIBC=$corral_libc B_SMOKE=$smoke B_ROUNDS=$rounds \
 B_COMMIT=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo "?") \
 python3 - "$out/machine.json" <<'EOF'
 import json, os, platform, sys, time
@@ -96,7 +104,7 @@ e = os.environ
 json.dump({"nproc": os.cpu_count(), "cpu": e["B_CPU"], "kernel": platform.release(),
            "memory_gb": round(int(e["B_MEMKB"] or 0) / 1048576, 1), "distro": e["B_DISTRO"],
            "virt": e["B_VIRT"], "uid": os.getuid(), "landlock_abi": e["B_ABI"],
-           "floor_static": e["B_FLOOR_STATIC"] == "true",
+           "floor_static": e["B_FLOOR_STATIC"] == "true", "corral_libc": e["B_CORRAL_LIBC"],
            "date": time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime()), "commit": e["B_COMMIT"],
            "smoke": e["B_SMOKE"] == "1", "nice": int(e["B_NICE"]), "loadavg": " ".join(open("/proc/loadavg").read().split()[:3]), "rounds": int(e["B_ROUNDS"])},
           open(sys.argv[1], "w"), indent=1)
@@ -189,6 +197,11 @@ row corral 1 1 "" "$corral" run --root "$ws" -- /bin/true
 mech_paths=()
 [ -z "$policy_why" ] && mapfile -t mech_paths < <(python3 -c 'import json, sys; print("\n".join(json.load(open(sys.argv[1]))["fs"]["read_only"]))' "$work/base.json")
 row mechanism 1 1 "$policy_why" "$mechanism" "$ws" "${mech_paths[@]}" /dev/null /dev/zero /dev/full \
+	/dev/random /dev/urandom /dev/tty /dev/ptmx /dev/pts /proc -- /bin/true
+musl_why=
+[ -x "$floor_musl" ] && [ -x "$mechanism_musl" ] || musl_why="corral is not linked with musl in this build (scripts/build-musl-deps.sh)"
+row floor-musl 1 1 "$musl_why" "$floor_musl" /bin/true
+row mechanism-musl 1 1 "${policy_why:-$musl_why}" "$mechanism_musl" "$ws" "${mech_paths[@]}" /dev/null /dev/zero /dev/full \
 	/dev/random /dev/urandom /dev/tty /dev/ptmx /dev/pts /proc -- /bin/true
 row corral-net-host 1 1 "" "$corral" run --root "$ws" --net host -- /bin/true
 row bwrap 1 1 "$(need bwrap)" "$bwrap_bin" --ro-bind / / --unshare-net --die-with-parent /bin/true

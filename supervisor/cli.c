@@ -317,6 +317,16 @@ static int cli_main(int argc, char **argv);
  */
 int main(int argc, char **argv)
 {
+	/*
+	 * Fully buffered, 64 KiB: what corral prints (a report, a policy, a
+	 * JSON result) leaves in one write at the end with every C library
+	 * (musl's own buffer is 1 KiB), so a reader that stops at the line it
+	 * wanted (grep -q) does not turn the rest into a SIGPIPE. Nothing is
+	 * printed while a command runs, so nothing waits in it.
+	 */
+	static char stdout_buf[64 * 1024];
+	setvbuf(stdout, stdout_buf, _IOFBF, sizeof(stdout_buf));
+
 	int code = cli_main(argc, argv);
 	/*
 	 * A write that already failed inside cli_main left its errno: a C

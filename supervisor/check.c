@@ -1188,7 +1188,7 @@ static void limit_canaries(struct check *c)
 				       "control failed: the canary did not start spinning");
 			else if (res.signal == SIGXCPU || res.signal == SIGKILL)
 				record(c, "limits.cpu", "spin (proven at 1 s)", R_HELD,
-				       "killed by SIG%s after %.0f ms of CPU", corral_signal_abbrev(res.signal), res.cpu_ms);
+				       "killed by SIG%s after %.0f ms of CPU", corral_signal_abbrev(res.signal) ?: "?", res.cpu_ms);
 			else if (res.cpu_ms >= atof(CPU_SPIN_MS) - 100)
 				record(c, "limits.cpu", "spin (proven at 1 s)", R_BROKEN,
 				       "spun %.0f ms of CPU with a 1 s limit and was not stopped", res.cpu_ms);

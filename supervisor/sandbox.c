@@ -31,19 +31,35 @@
  * takes its count.
  *
  * The count is waited for without pthread_join. Under `corral run` the
- * thread belongs to the top process and the supervisor process waits for
- * it, and when the top process is killed (SIGKILL) the thread dies with
- * it, unfinished. glibc's pthread_join returns even then (it waits on the
- * thread id the kernel clears), musl's waits forever (on a word only a
- * finishing thread writes). So the thread stores its count and a done
- * word (a futex), and count_wait stops waiting when the thread is gone
- * (tgkill 0: ESRCH), when the run is cancelled, or after COUNT_PATIENCE_MS
- * — the caller then walks /proc itself. The thread writes nothing but its
- * job, and is joined by the process that started it (prefetch_release,
- * corral_sandbox_free).
+ * thread belongs to the top process and the supervisor process (a
+ * CLONE_VM child) waits for it, and when the top process is killed
+ * (SIGKILL) the thread dies with it, unfinished. glibc's pthread_join
+ * returns even then (it waits on the thread id the kernel clears), musl's
+ * waits forever (on a word only a finishing thread writes). So the thread
+ * stores its count and a done word (a futex), and count_wait stops
+ * waiting when the thread is gone (tgkill 0: ESRCH), when the run is
+ * cancelled, when the waiter is a fork of the thread's process (its copy
+ * of the done word never changes), or when the thread has not even
+ * started after COUNT_PATIENCE_MS. The thread writes nothing but its job,
+ * and is joined by the process that started it (corral_sandbox_free).
  */
 #define COUNT_PATIENCE_MS 2000
 #define COUNT_GONE (-2L)
+#define COUNT_CANCELLED (-3L)
+
+/* Bumped in the child of every fork(): a job of an older generation is the parent's. */
+static unsigned g_fork_generation;
+static pthread_once_t g_atfork_once = PTHREAD_ONCE_INIT;
+
+static void on_fork_child(void)
+{
+	g_fork_generation++;
+}
+
+static void register_atfork(void)
+{
+	(void)pthread_atfork(NULL, NULL, on_fork_child);
+}
 
 static void *count_thread(void *arg)
 {
@@ -51,7 +67,7 @@ static void *count_thread(void *arg)
 	long n;
 
 	__atomic_store_n(&job->tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
-	n = corral_count_uid_tasks(job->uid);
+	n = corral_count_uid_tasks(job->uid, 0);
 	job->count = n;
 	__atomic_store_n(&job->done, 1, __ATOMIC_RELEASE);
 	syscall(SYS_futex, &job->done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
@@ -60,24 +76,35 @@ static void *count_thread(void *arg)
 
 static int count_start(struct corral_count_job *job, pthread_t *thread, uid_t uid)
 {
-	*job = (struct corral_count_job){ .uid = uid, .tgid = getpid() };
+	pthread_once(&g_atfork_once, register_atfork);
+	*job = (struct corral_count_job){ .uid = uid, .tgid = getpid(), .generation = g_fork_generation };
 	return pthread_create(thread, NULL, count_thread, job);
 }
 
-/* The job's count, or COUNT_GONE when it will not come (see above). */
+/* The job's count, or COUNT_GONE / COUNT_CANCELLED when it will not come (see above). */
 static long count_wait(struct corral_count_job *job, int cancel_fd)
 {
+	if (job->generation != g_fork_generation)
+		return COUNT_GONE;
 	for (int waited = 0; !__atomic_load_n(&job->done, __ATOMIC_ACQUIRE); waited += 10) {
 		struct timespec ts = { 0, 10 * 1000 * 1000 };
 		struct pollfd pfd = { .fd = cancel_fd, .events = POLLIN };
-		int tid = __atomic_load_n(&job->tid, __ATOMIC_ACQUIRE);
+		int tid;
 
 		/* A private futex: the waiter shares the thread's memory (CLONE_VM). */
 		syscall(SYS_futex, &job->done, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
 		if (__atomic_load_n(&job->done, __ATOMIC_ACQUIRE))
 			break;
-		if ((tid > 0 && syscall(SYS_tgkill, (long)job->tgid, (long)tid, 0L) < 0 && errno == ESRCH) ||
-		    (cancel_fd >= 0 && poll(&pfd, 1, 0) > 0) || waited >= COUNT_PATIENCE_MS)
+		if (cancel_fd >= 0 && poll(&pfd, 1, 0) > 0)
+			return COUNT_CANCELLED;
+		tid = __atomic_load_n(&job->tid, __ATOMIC_ACQUIRE);
+		if (tid > 0 && syscall(SYS_tgkill, (long)job->tgid, (long)tid, 0L) < 0 && errno == ESRCH) {
+			/* Gone: done (then its count stands), or killed before it. */
+			if (__atomic_load_n(&job->done, __ATOMIC_ACQUIRE))
+				break;
+			return COUNT_GONE;
+		}
+		if (tid == 0 && waited >= COUNT_PATIENCE_MS)
 			return COUNT_GONE;
 	}
 	return job->count;
@@ -86,7 +113,9 @@ static long count_wait(struct corral_count_job *job, int cancel_fd)
 /*
  * A count started before any sandbox exists (the CLI starts it first
  * thing, so the walk overlaps its option parsing too), handed to the
- * first sandbox that needs the same uid's count.
+ * first sandbox that needs the same uid's count; joined by the first
+ * sandbox freed otherwise (corral run's top process relies on having no
+ * other thread left once its sandbox is freed).
  */
 static struct {
 	pthread_mutex_t lock;
@@ -103,14 +132,19 @@ _public_ void corral_nproc_prefetch(uid_t uid)
 	pthread_mutex_unlock(&g_prefetch.lock);
 }
 
+/* Not in a fork of the process that started it: the thread is not there. */
+static bool prefetch_ours(void)
+{
+	return g_prefetch.started && !g_prefetch.claimed && g_prefetch.job.tgid == getpid() &&
+	       g_prefetch.job.generation == g_fork_generation;
+}
+
 static bool prefetch_claim(uid_t uid, pthread_t *thread)
 {
 	bool ok;
 
 	pthread_mutex_lock(&g_prefetch.lock);
-	/* Not in a fork of the process that started it: the thread is not there. */
-	ok = g_prefetch.started && !g_prefetch.claimed && g_prefetch.job.uid == uid &&
-	     g_prefetch.job.tgid == getpid();
+	ok = prefetch_ours() && g_prefetch.job.uid == uid;
 	if (ok) {
 		g_prefetch.claimed = true;
 		*thread = g_prefetch.thread;
@@ -119,7 +153,21 @@ static bool prefetch_claim(uid_t uid, pthread_t *thread)
 	return ok;
 }
 
-/* |cancel_fd|: the run's (readable: cancelled), or -1. */
+static void prefetch_release(void)
+{
+	pthread_mutex_lock(&g_prefetch.lock);
+	if (prefetch_ours()) {
+		g_prefetch.claimed = true;
+		pthread_join(g_prefetch.thread, NULL);
+	}
+	pthread_mutex_unlock(&g_prefetch.lock);
+}
+
+/*
+ * |cancel_fd|: the run's (readable: cancelled), or -1. A cancelled run
+ * gets -1 (no baseline: the run is about to be killed) and leaves the
+ * count to the next run.
+ */
 static long nproc_base(struct corral_sandbox *sb, int cancel_fd)
 {
 	long v;
@@ -127,8 +175,13 @@ static long nproc_base(struct corral_sandbox *sb, int cancel_fd)
 	pthread_mutex_lock(&sb->nproc_lock);
 	if (sb->nproc_pending) {
 		v = count_wait(sb->nproc_job, cancel_fd);
+		if (v == COUNT_CANCELLED) {
+			pthread_mutex_unlock(&sb->nproc_lock);
+			return -1;
+		}
+		/* Walked here: leave out the process that started the thread too, as it did. */
 		if (v == COUNT_GONE)
-			v = corral_count_uid_tasks(sb->nproc_uid);
+			v = corral_count_uid_tasks(sb->nproc_uid, sb->nproc_self);
 		sb->nproc_base = v;
 		sb->nproc_pending = false;
 	}
@@ -314,7 +367,7 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 			sb->nproc_job = &sb->nproc_own_job;
 			sb->nproc_pending = sb->nproc_joinable = true;
 		} else {
-			sb->nproc_base = corral_count_uid_tasks(sb->nproc_uid);
+			sb->nproc_base = corral_count_uid_tasks(sb->nproc_uid, 0);
 		}
 	}
 	sb->tmp_base = corral_tmp_base(sb->use_cgroups && (sb->cg.dir[CORRAL_CG_MEMORY] || sb->cg.v2_memory));
@@ -381,8 +434,10 @@ _public_ void corral_sandbox_free(struct corral_sandbox *sb)
 	if (!sb)
 		return;
 	/* Only where it was started: in a fork the thread is not there. */
-	if (sb->nproc_joinable && sb->nproc_job->tgid == getpid())
+	if (sb->nproc_joinable && sb->nproc_job->tgid == getpid() &&
+	    sb->nproc_job->generation == g_fork_generation)
 		pthread_join(sb->nproc_thread, NULL);
+	prefetch_release();
 	pthread_mutex_destroy(&sb->nproc_lock);
 	corral_docker_free(sb->docker);
 	corral_ll_plan_free(sb->ll);

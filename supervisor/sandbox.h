@@ -51,6 +51,7 @@ struct corral_count_job {
 	int done;   /* a futex word: 1 once |count| is stored */
 	int tid;    /* the thread's, stored first thing; 0 before it runs */
 	pid_t tgid; /* the process that started it */
+	unsigned generation; /* forks seen by then (sandbox.c) */
 	uid_t uid;
 };
 
@@ -171,8 +172,8 @@ int corral_seccomp_compile_cached(const struct corral_policy *p, int landlock_ab
 				  int handover_fd, struct corral_posture *ps, struct corral_bpf *out,
 				  struct corral_error *err);
 
-/* The uid's current task count (threads included), not counting our own process; or -1. */
-long corral_count_uid_tasks(uid_t uid);
+/* The uid's current task count (threads included), not counting our own process nor |skip| (when > 0); or -1. */
+long corral_count_uid_tasks(uid_t uid, pid_t skip);
 
 /* The argument block of the child: everything prepared, read-only in the child. */
 struct corral_child {

@@ -364,7 +364,7 @@ const char *corral_tmp_base(bool mem_cg)
 	return "/tmp";
 }
 
-long corral_count_uid_tasks(uid_t uid)
+long corral_count_uid_tasks(uid_t uid, pid_t skip)
 {
 	char buf[8192], sub[300];
 	long total = 0, n;
@@ -394,8 +394,8 @@ long corral_count_uid_tasks(uid_t uid)
 			 */
 			if (fstatat(dfd, d->name, &st, 0) < 0 || st.st_uid != uid)
 				continue;
-			/* Our own process is counted by the caller, at run time. */
-			if (atoi(d->name) == self)
+			/* Our own process (and |skip|) is counted by the caller, at run time. */
+			if (atoi(d->name) == self || (skip > 0 && atoi(d->name) == skip))
 				continue;
 			snprintf(sub, sizeof(sub), "%s/task", d->name);
 			if (fstatat(dfd, sub, &st, 0) == 0)

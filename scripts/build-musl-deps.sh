@@ -12,14 +12,21 @@
 # them and calls this). Sources: Debian 12's own source packages, fetched
 # from Debian's archive and checked against the SHA-256 sums below, with
 # Debian's patches applied — the same code as the libseccomp-dev and
-# libjansson-dev the library links. Idempotent: does nothing when PREFIX
+# libjansson-dev the library links. The archive keeps only the current
+# revision of a package: when a point release replaces one of these, the
+# download fails (install-deps.sh then warns and corral links glibc) until
+# the versions and sums below are updated from the new .dsc.
+# Idempotent: does nothing when PREFIX
 # already holds these versions. Also links the kernel's UAPI headers
 # (linux/, asm/, asm-generic/) into PREFIX/include, which musl-gcc's
 # -nostdinc would otherwise hide.
 set -euo pipefail
 prefix=${1:-/usr/local/musl}
+# sudo only where the prefix (or the nearest existing parent) is not ours to write.
 SUDO=
-[ "$(id -u)" = 0 ] || SUDO=sudo
+probe=$prefix
+while [ ! -e "$probe" ]; do probe=$(dirname "$probe"); done
+[ -w "$probe" ] || SUDO=sudo
 archive=${DEBIAN_ARCHIVE:-http://deb.debian.org/debian}
 stamp="$prefix/.corral-deps"
 want="libseccomp 2.5.4-1+deb12u1, jansson 2.14-2"
@@ -78,9 +85,16 @@ jobs=$(nproc)
  make -s -j"$jobs" && make -s install DESTDIR="$stage") >"$work/jansson.log" 2>&1 ||
 	{ tail -30 "$work/jansson.log" >&2; echo "build-musl-deps: jansson failed" >&2; exit 1; }
 
+# The stamp goes first and last: meson takes the prefix only with it, so a
+# build configured meanwhile links glibc; each file lands by rename, so a
+# link running meanwhile never reads half an archive.
+$SUDO rm -f "$stamp"
 $SUDO mkdir -p "$prefix/lib" "$prefix/include"
-$SUDO cp -a "$stage$prefix/include/." "$prefix/include/"
-$SUDO cp "$stage$prefix/lib/libseccomp.a" "$stage$prefix/lib/libjansson.a" "$prefix/lib/"
+for f in "$stage$prefix"/include/*.h "$stage$prefix"/lib/libseccomp.a "$stage$prefix"/lib/libjansson.a; do
+	rel=${f#"$stage$prefix"/}
+	$SUDO cp "$f" "$prefix/$rel.new"
+	$SUDO mv -f "$prefix/$rel.new" "$prefix/$rel"
+done
 for d in linux asm-generic asm; do
 	$SUDO ln -sfn "$(readlink "$kh/$d")" "$prefix/include/$d"
 done

@@ -48,10 +48,11 @@ for p in "${pids[@]}"; do wait "$p" || failed=1; done
 mv -f "$out.tmp" "$out"
 
 # One depfile for the one output: every prerequisite of every object.
+# gcc writes a space in a path as "\ ": kept through the split as \001.
 {
-	printf '%s:' "$out"
+	printf '%s:' "$(printf '%s' "$out" | sed 's/ /\\ /g')"
 	for o in "${objs[@]}"; do
-		sed -e ':a' -e '/\\$/N; s/\\\n//; ta' "$o.d" | sed -e 's/^[^:]*://'
-	done | tr -s ' \t\n' '\n' | grep -v '^$' | sort -u | sed -e 's/^/ /' | tr -d '\n'
+		sed -e ':a' -e '/\\$/N; s/\\\n//; ta' "$o.d" | sed -e 's/^[^:]*[^\\]://' -e 's/\\ /\x01/g'
+	done | tr -s ' \t\n' '\n' | grep -v '^$' | sort -u | sed -e 's/\x01/\\ /g' -e 's/^/ /' | tr -d '\n'
 	printf '\n'
 } > "$depfile"

@@ -362,12 +362,23 @@ _child_ int corral_child_main(void *arg)
 	 * while every signal is still blocked (the parent blocked them around
 	 * clone). Ignored signals are reset too: the command starts clean.
 	 */
-	for (int s = 1; s < _NSIG; s++) {
-		struct sigaction sa = { .sa_handler = SIG_DFL };
+	for (int s = 1; s <= 64; s++) {
+		/*
+		 * The kernel's struct sigaction (handler, flags, restorer, mask),
+		 * through the raw call: the C libraries' wrappers refuse the
+		 * signals they keep for themselves (glibc 32-33, musl 32-34), and
+		 * an ignored one of those would reach the command.
+		 */
+		struct {
+			void (*handler)(int);
+			unsigned long flags;
+			void (*restorer)(void);
+			uint64_t mask;
+		} ksa = { .handler = SIG_DFL };
 
-		if (s == SIGKILL || s == SIGSTOP || (s >= 32 && s < SIGRTMIN))
+		if (s == SIGKILL || s == SIGSTOP)
 			continue;
-		sigaction(s, &sa, NULL);
+		syscall(SYS_rt_sigaction, (long)s, &ksa, NULL, (long)sizeof(ksa.mask));
 	}
 
 	/* Own process group; a new session (no controlling terminal) unless interactive. */

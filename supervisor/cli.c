@@ -153,29 +153,37 @@ enum {
 	OPT_POLICY = 0x100,
 	OPT_JSON,
 	OPT_HELP,
-	OPT_OVERLAY, /* every option of the run table: the name is the overlay key */
+	/*
+	 * Every option of the run table, each its own value (OPT_OVERLAY + k)
+	 * so that an ambiguous abbreviation (--r: --root, --ro, --rw) is an
+	 * error with every C library: glibc's getopt_long otherwise takes the
+	 * first of several options with the same value. The name is the
+	 * overlay key.
+	 */
+	OPT_OVERLAY,
+	OPT_OVERLAY_END = OPT_OVERLAY + 64,
 };
 
 static const struct option common_longopts[] = {
 	{ "policy", required_argument, NULL, OPT_POLICY },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "help", no_argument, NULL, OPT_HELP },
-	{ "root", required_argument, NULL, OPT_OVERLAY },
-	{ "ro", required_argument, NULL, OPT_OVERLAY },
-	{ "rw", required_argument, NULL, OPT_OVERLAY },
-	{ "net", required_argument, NULL, OPT_OVERLAY },
-	{ "timeout", required_argument, NULL, OPT_OVERLAY },
-	{ "memory", required_argument, NULL, OPT_OVERLAY },
-	{ "cpu", required_argument, NULL, OPT_OVERLAY },
-	{ "procs", required_argument, NULL, OPT_OVERLAY },
-	{ "file-size", required_argument, NULL, OPT_OVERLAY },
-	{ "open-files", required_argument, NULL, OPT_OVERLAY },
-	{ "max-output", required_argument, NULL, OPT_OVERLAY },
-	{ "env", required_argument, NULL, OPT_OVERLAY },
-	{ "user", required_argument, NULL, OPT_OVERLAY },
-	{ "provider", required_argument, NULL, OPT_OVERLAY },
-	{ "image", required_argument, NULL, OPT_OVERLAY },
-	{ "compat", required_argument, NULL, OPT_OVERLAY },
+	{ "root", required_argument, NULL, OPT_OVERLAY + 0 },
+	{ "ro", required_argument, NULL, OPT_OVERLAY + 1 },
+	{ "rw", required_argument, NULL, OPT_OVERLAY + 2 },
+	{ "net", required_argument, NULL, OPT_OVERLAY + 3 },
+	{ "timeout", required_argument, NULL, OPT_OVERLAY + 4 },
+	{ "memory", required_argument, NULL, OPT_OVERLAY + 5 },
+	{ "cpu", required_argument, NULL, OPT_OVERLAY + 6 },
+	{ "procs", required_argument, NULL, OPT_OVERLAY + 7 },
+	{ "file-size", required_argument, NULL, OPT_OVERLAY + 8 },
+	{ "open-files", required_argument, NULL, OPT_OVERLAY + 9 },
+	{ "max-output", required_argument, NULL, OPT_OVERLAY + 10 },
+	{ "env", required_argument, NULL, OPT_OVERLAY + 11 },
+	{ "user", required_argument, NULL, OPT_OVERLAY + 12 },
+	{ "provider", required_argument, NULL, OPT_OVERLAY + 13 },
+	{ "image", required_argument, NULL, OPT_OVERLAY + 14 },
+	{ "compat", required_argument, NULL, OPT_OVERLAY + 15 },
 	{}
 };
 
@@ -243,7 +251,7 @@ int cli_parse_common(int argc, char **argv, const char *cmd, bool allow_shell,
 				printf("  -c STRING              run /bin/sh -c STRING\n");
 			free(overlays);
 			return -1;
-		case OPT_OVERLAY:
+		case OPT_OVERLAY ... OPT_OVERLAY_END - 1:
 			overlays[n_overlays].name = common_longopts[idx].name;
 			overlays[n_overlays].value = optarg;
 			n_overlays++;

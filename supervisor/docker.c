@@ -402,6 +402,43 @@ static int build_env(const struct corral_policy *p, const struct corral_docker_h
 	}
 	return 0;
 }
+/*
+ * The host's online CPUs, as dockerd counts them: /sys's list, not
+ * sysconf(_SC_NPROCESSORS_ONLN), which some C libraries (musl) answer
+ * with the CPUs this process may run on (taskset, cgroup cpusets).
+ */
+static long host_cpus(void)
+{
+	char buf[256];
+	long n = 0;
+	int fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
+	ssize_t len = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+	safe_close(fd);
+	if (len <= 0)
+		return sysconf(_SC_NPROCESSORS_ONLN);
+	buf[len] = '\0';
+	/* "0-3,5,7-8\n" */
+	for (char *p = buf; *p && *p != '\n';) {
+		char *end;
+		long a = strtol(p, &end, 10), b = a;
+
+		if (end == p)
+			return sysconf(_SC_NPROCESSORS_ONLN);
+		if (*end == '-') {
+			p = end + 1;
+			b = strtol(p, &end, 10);
+			if (end == p || b < a)
+				return sysconf(_SC_NPROCESSORS_ONLN);
+		}
+		n += b - a + 1;
+		p = end;
+		if (*p == ',')
+			p++;
+	}
+	return n > 0 ? n : sysconf(_SC_NPROCESSORS_ONLN);
+}
+
 
 int corral_docker_plan(const struct corral_policy *p, const char *root_abs, const struct corral_docker_host *h,
 		       struct corral_docker **out, struct corral_error *err)
@@ -441,7 +478,8 @@ int corral_docker_plan(const struct corral_policy *p, const char *root_abs, cons
 		return corral_err(err, CORRAL_E_POLICY, EINVAL, "docker.cpus: %g is below docker's minimum of 0.01",
 				  p->docker.cpus);
 	if (h->sock && p->docker.cpus > 0) {
-		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		long ncpu = host_cpus();
+
 		if (ncpu > 0 && p->docker.cpus > (double)ncpu)
 			return corral_err(err, CORRAL_E_POLICY, EINVAL,
 					  "docker.cpus: %g exceeds the %ld CPUs of this host", p->docker.cpus, ncpu);

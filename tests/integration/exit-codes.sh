@@ -92,6 +92,11 @@ expect_eq "missing root -> 125" 125 $rc
 expect_eq "missing root message" "corral: root /no/such/dir: No such file or directory" "$err"
 "$C" run --timeout nope -- true 2>/dev/null; expect_eq "bad option -> 125" 125 $?
 "$C" run --bogus -- true 2>/dev/null; expect_eq "unknown option -> 125" 125 $?
+# An abbreviation that fits several options (--root, --ro, --rw) is refused,
+# whatever the C library; one that fits one option is that option.
+err=$("$C" run --r /tmp -- true 2>&1); rc=$?
+expect_eq "ambiguous abbreviation --r -> 125" "125 corral: run: unknown option --r" "$rc $err"
+"$C" run --time 5 -- true; expect_eq "unambiguous abbreviation --time = --timeout" 0 $?
 "$C" run 2>/dev/null; expect_eq "missing command -> 125" 125 $?
 # control: exit statuses above 128 from the command itself pass through
 "$C" run -- sh -c 'exit 200'; expect_eq "status 200 passes through" 200 $?

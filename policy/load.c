@@ -166,8 +166,7 @@ static int get_path_list(const char *path, json_t *v, struct corral_strv *l, str
 		r = pv_path(epath, json_string_value(e), &n, err);
 		if (r < 0)
 			goto fail;
-		if (!strv_contains(&fresh, n))
-			r = strv_append(&fresh, n);
+		r = strv_append(&fresh, n);
 		free(n);
 		if (r < 0) {
 			r = oom(path, err);
@@ -177,6 +176,11 @@ static int get_path_list(const char *path, json_t *v, struct corral_strv *l, str
 	fail:
 		strv_clear(&fresh);
 		return r;
+	}
+	/* Repeats dropped, the first kept: a path listed twice is harmless. */
+	if (strv_uniq(&fresh) < 0) {
+		strv_clear(&fresh);
+		return oom(path, err);
 	}
 	strv_clear(l);
 	*l = fresh;

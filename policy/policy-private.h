@@ -37,6 +37,7 @@ int pv_env_name(const char *name, const char *s, struct corral_error *err);
 char *corral_path_normalize(const char *s);
 
 bool strv_contains(const struct corral_strv *l, const char *s);
+int strv_uniq(struct corral_strv *l);
 int strv_append(struct corral_strv *l, const char *s);
 void strv_remove(struct corral_strv *l, const char *s);
 void strv_clear(struct corral_strv *l);

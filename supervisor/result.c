@@ -75,18 +75,44 @@ static void sb_puts(struct sbuf *b, const char *s)
 	sb_put(b, s, strlen(s));
 }
 
+/*
+ * Escapes are gathered in a local buffer and put in one piece, not one
+ * sb_put (and so one fwrite) each: 1 MiB of NUL bytes is a million "\u0000"s.
+ */
+struct esc_buf {
+	char p[1024];
+	size_t n;
+};
+
+static void esc_flush(struct sbuf *b, struct esc_buf *e)
+{
+	sb_put(b, e->p, e->n);
+	e->n = 0;
+}
+
+static void esc_put(struct sbuf *b, struct esc_buf *e, const char *s, size_t n)
+{
+	if (e->n + n > sizeof(e->p))
+		esc_flush(b, e);
+	memcpy(e->p + e->n, s, n);
+	e->n += n;
+}
+
 static void sb_json_string(struct sbuf *b, const char *buf, size_t len, bool truncated)
 {
+	static const char hex[] = "0123456789abcdef";
 	const unsigned char *s = (const unsigned char *)buf;
 	size_t i = 0, run = 0, bad;
+	struct esc_buf e = { .n = 0 };
 
 	sb_put(b, "\"", 1);
 	while (i < len) {
 		unsigned char c = s[i];
-		char esc[8];
 		int k;
 
 		if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
+			if (!run && e.n)
+				esc_flush(b, &e);
 			run++;
 			i++;
 			continue;
@@ -95,31 +121,35 @@ static void sb_json_string(struct sbuf *b, const char *buf, size_t len, bool tru
 		run = 0;
 		if (c < 0x80) {
 			switch (c) {
-			case '"': sb_put(b, "\\\"", 2); break;
-			case '\\': sb_put(b, "\\\\", 2); break;
-			case '\n': sb_put(b, "\\n", 2); break;
-			case '\r': sb_put(b, "\\r", 2); break;
-			case '\t': sb_put(b, "\\t", 2); break;
-			case '\b': sb_put(b, "\\b", 2); break;
-			case '\f': sb_put(b, "\\f", 2); break;
-			default:
-				snprintf(esc, sizeof(esc), "\\u%04x", c);
-				sb_put(b, esc, 6);
+			case '"': esc_put(b, &e, "\\\"", 2); break;
+			case '\\': esc_put(b, &e, "\\\\", 2); break;
+			case '\n': esc_put(b, &e, "\\n", 2); break;
+			case '\r': esc_put(b, &e, "\\r", 2); break;
+			case '\t': esc_put(b, &e, "\\t", 2); break;
+			case '\b': esc_put(b, &e, "\\b", 2); break;
+			case '\f': esc_put(b, &e, "\\f", 2); break;
+			default: {
+				char u[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
+
+				esc_put(b, &e, u, 6);
+			}
 			}
 			i++;
 			continue;
 		}
 		k = corral_utf8_seq(s + i, len - i, &bad);
 		if (k > 0) {
+			esc_flush(b, &e);
 			sb_put(b, (const char *)s + i, (size_t)k);
 			i += (size_t)k;
 		} else if (k < 0 && truncated) {
 			break; /* a character cut by the cap: clip before it */
 		} else {
-			sb_put(b, "\xEF\xBF\xBD", 3); /* one U+FFFD per maximal subpart */
+			esc_put(b, &e, "\xEF\xBF\xBD", 3); /* one U+FFFD per maximal subpart */
 			i += bad;
 		}
 	}
+	esc_flush(b, &e);
 	sb_put(b, (const char *)s + i - run, run);
 	sb_put(b, "\"", 1);
 }

@@ -188,6 +188,35 @@ static const struct option common_longopts[] = {
 };
 
 /*
+ * "--r" (or "--r=X"): the long options it abbreviates when there are
+ * several, as "--root, --ro, --rw" in |out|; false when it fits one or
+ * none.
+ */
+static bool ambiguous_option(const char *arg, char *out, size_t len)
+{
+	size_t n, used = 0, count = 0;
+
+	if (strncmp(arg, "--", 2) != 0)
+		return false;
+	arg += 2;
+	n = strcspn(arg, "=");
+	out[0] = '\0';
+	for (const struct option *o = common_longopts; o->name; o++) {
+		if (strncmp(o->name, arg, n) != 0)
+			continue;
+		if (o->name[n] == '\0')
+			return false; /* an exact name is never ambiguous */
+		count++;
+		if (used < len) {
+			int w = snprintf(out + used, len - used, "%s--%s", count > 1 ? ", " : "", o->name);
+
+			used += w > 0 ? (size_t)w : 0;
+		}
+	}
+	return count > 1;
+}
+
+/*
  * Does --json appear among the options, as getopt_long will parse them
  * (abbreviations included; not an option's value, nor anything from the
  * command on, which is the command's own)? It decides the format of the
@@ -265,12 +294,18 @@ int cli_parse_common(int argc, char **argv, const char *cmd, bool allow_shell,
 				return cli_fail(json, CORRAL_E_USAGE, "%s: option -c needs an argument", cmd);
 			return cli_fail(json, CORRAL_E_USAGE, "%s: option %s needs an argument", cmd,
 					argv[optind - 1]);
-		default:
+		default: {
+			char fits[256];
+
 			free(overlays);
 			if (optopt && optopt < 0x100 && optopt != '?')
 				return cli_fail(json, CORRAL_E_USAGE, "%s: unknown option -%c", cmd, optopt);
+			if (ambiguous_option(argv[optind - 1], fits, sizeof(fits)))
+				return cli_fail(json, CORRAL_E_USAGE, "%s: ambiguous option %s (%s)", cmd,
+						argv[optind - 1], fits);
 			return cli_fail(json, CORRAL_E_USAGE, "%s: unknown option %s", cmd,
 					argv[optind - 1]);
+		}
 		}
 	}
 	*optind_out = optind;

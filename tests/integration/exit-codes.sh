@@ -95,7 +95,7 @@ expect_eq "missing root message" "corral: root /no/such/dir: No such file or dir
 # An abbreviation that fits several options (--root, --ro, --rw) is refused,
 # whatever the C library; one that fits one option is that option.
 err=$("$C" run --r /tmp -- true 2>&1); rc=$?
-expect_eq "ambiguous abbreviation --r -> 125" "125 corral: run: unknown option --r" "$rc $err"
+expect_eq "ambiguous abbreviation --r -> 125" "125 corral: run: ambiguous option --r (--root, --ro, --rw)" "$rc $err"
 "$C" run --time 5 -- true; expect_eq "unambiguous abbreviation --time = --timeout" 0 $?
 "$C" run 2>/dev/null; expect_eq "missing command -> 125" 125 $?
 # control: exit statuses above 128 from the command itself pass through

@@ -375,20 +375,41 @@ int cli_run(int argc, char **argv)
 	struct corral_result *res = &sup.res;
 	const char *const *lines = NULL;
 	int optind_, r, code;
+	bool closed[3] = {};
 
 	/*
 	 * fds 0..2 must exist: otherwise the first pipe would take one of them
 	 * and the command would find its output where its input should be.
+	 * A closed one is held open on /dev/null, close-on-exec: the command
+	 * (which inherits 0..2 as they are unless --json captures 1 and 2)
+	 * finds it closed, as it would without corral.
 	 */
 	for (int fd = 0; fd < 3; fd++)
-		if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", fd ? O_WRONLY : O_RDONLY) < 0)
-			return CLI_EXIT_ERROR;
+		if (fcntl(fd, F_GETFD) < 0) {
+			closed[fd] = true;
+			if (open("/dev/null", (fd ? O_WRONLY : O_RDONLY) | O_CLOEXEC) < 0)
+				return CLI_EXIT_ERROR;
+		}
 
 	r = cli_parse_common(argc, argv, "run", true, &c, &optind_);
 	if (r == -1)
 		return 0;
 	if (r)
 		return r;
+	/*
+	 * The docker client is a program of the host's, started with corral's
+	 * fds 0..2: it gets /dev/null for a closed one, as a Go program needs
+	 * (its own first fd would otherwise become its stdin or stdout).
+	 */
+	if (corral_policy_provider(c.policy) == CORRAL_PROVIDER_DOCKER)
+		for (int fd = 0; fd < 3; fd++)
+			if (closed[fd])
+				fcntl(fd, F_SETFD, 0);
+	if (c.json && closed[1]) {
+		/* Said on stderr, before anything runs: the result would go nowhere. */
+		code = cli_fail(false, CORRAL_E_USAGE, "--json: standard output is closed, so the result could not be printed");
+		goto out;
+	}
 	if (!c.shell && optind_ >= argc) {
 		code = cli_fail(c.json, CORRAL_E_USAGE, "run: missing command (give COMMAND or -c STRING)");
 		goto out;

@@ -189,6 +189,19 @@ if [ -w /dev/full ]; then
 	err=$("$C" run -- true 2>&1 >/dev/full); rc=$?
 	expect_eq "plain run prints nothing itself: its command's status (control)" "0 " "$rc $err"
 fi
+# A closed stdout: --json refuses before running anything (the result would
+# be lost); a plain run hands the command its stdio as it is, closed too.
+err=$("$C" run --json -- touch "$R/closed-ran" 2>&1 >&-); rc=$?
+expect_eq "--json with stdout closed: 125, said, nothing run" "125 corral: --json: standard output is closed, so the result could not be printed no" \
+	"$rc $err $([ -e "$R/closed-ran" ] && echo ran || echo no)"
+err=$("$C" run -- sh -c 'echo hi; echo "status $?" >&2' 2>&1 >&-); rc=$?
+expect_match "plain run with stdout closed: the command finds it closed" "^0 .*status [1-9]" "$rc $err"
+err=$("$C" run -- sh -c 'echo hi; echo "status $?" >&2' 2>&1 >/dev/null); rc=$?
+expect_eq "plain run with stdout on /dev/null: the write works (control)" "0 status 0" "$rc $err"
+err=$("$C" run -- sh -c '[ -e /proc/self/fd/0 ] && echo open || echo closed' <&-); rc=$?
+expect_eq "plain run with stdin closed: the command finds it closed" "0 closed" "$rc $err"
+err=$("$C" run -- sh -c '[ -e /proc/self/fd/0 ] && echo open || echo closed' </dev/null); rc=$?
+expect_eq "plain run with stdin on /dev/null: open (control)" "0 open" "$rc $err"
 rc=$(trap '' PIPE; "$C" run --json -- sleep 0.2 2>"$R/pipe.err" | true; echo "${PIPESTATUS[0]}")
 expect_eq "--json result to a closed pipe (SIGPIPE ignored): 125, said" "125 corral: writing the result to standard output: Broken pipe" "$rc $(cat "$R/pipe.err")"
 finish

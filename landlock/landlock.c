@@ -900,8 +900,8 @@ static int add_path_rule(int ruleset_fd, int fd, uint64_t access)
 	return 0;
 }
 
-int corral_ll_ruleset(const struct corral_ll_plan *plan, int extra_rw_fd, const int *tty_fds, size_t n_tty,
-		      struct corral_error *err)
+int corral_ll_ruleset(const struct corral_ll_plan *plan, int extra_rw_fd,
+		      const struct corral_ll_stdio *stdio, size_t n_stdio, struct corral_error *err)
 {
 	struct corral_ll_ruleset_attr attr = {};
 	_cleanup_close_ int rfd = -1;
@@ -944,11 +944,19 @@ int corral_ll_ruleset(const struct corral_ll_plan *plan, int extra_rw_fd, const 
 					  corral_strerror(-r));
 	}
 	/*
-	 * A convenience: the command holds these open already. A terminal
-	 * Landlock takes no rule for (EBADFD: an internal mount) is skipped.
+	 * A convenience: the command holds these open already. A file
+	 * Landlock takes no rule for (EBADFD: an internal mount, a pipe's or
+	 * a socket's) is skipped.
 	 */
-	for (size_t i = 0; i < n_tty; i++)
-		(void)add_path_rule(rfd, tty_fds[i], LL_TTY & CORRAL_LL_FS_FILE_RIGHTS & plan->handled_fs);
+	for (size_t i = 0; i < n_stdio; i++) {
+		uint64_t access = stdio[i].kind == CORRAL_LL_STDIO_TTY ? LL_TTY :
+				  stdio[i].kind == CORRAL_LL_STDIO_IN  ? CORRAL_LL_FS_READ_FILE :
+									 CORRAL_LL_FS_WRITE_FILE | CORRAL_LL_FS_TRUNCATE;
+
+		access &= CORRAL_LL_FS_FILE_RIGHTS & plan->handled_fs;
+		if (access)
+			(void)add_path_rule(rfd, stdio[i].fd, access);
+	}
 	/* Network "none": TCP handled with no port rule, so every port is denied. */
 	return TAKE_FD(rfd);
 }

@@ -57,14 +57,33 @@ int corral_policy_path_open(const char *root_abs, char *const *rw, size_t n_rw, 
 int corral_ll_plan_abi(const struct corral_ll_plan *plan);
 
 /*
+ * What the command already holds open from its caller (stdio passed
+ * through), so that reopening it by name (/dev/stdout, /dev/stdin,
+ * /proc/self/fd/N, the terminal's path) works as without corral: a
+ * terminal gets the terminal's rights; a regular file or named pipe
+ * given as input READ_FILE, as output WRITE_FILE and TRUNCATE (what the
+ * open fd already allows: write, and ftruncate). Nothing else is granted:
+ * not reading a file given only as output, nor anything of its directory.
+ */
+enum corral_ll_stdio_kind {
+	CORRAL_LL_STDIO_TTY,
+	CORRAL_LL_STDIO_IN,
+	CORRAL_LL_STDIO_OUT,
+};
+struct corral_ll_stdio {
+	int fd;
+	int kind; /* enum corral_ll_stdio_kind */
+};
+
+/*
  * A ruleset fd for one run: the plan's rules plus, when |extra_rw_fd| >= 0,
  * every right beneath that directory (the run's private tmp), plus the
- * terminal's rights on each of the |n_tty| terminals in |tty_fds| (the
- * command's own, inherited: reopening it by name works). Returns a new
- * O_CLOEXEC fd the caller closes, or -errno. Thread-safe.
+ * rights above on each of the |n_stdio| inherited files in |stdio| (one
+ * Landlock cannot take a rule for, such as a pipe or socket, is skipped).
+ * Returns a new O_CLOEXEC fd the caller closes, or -errno. Thread-safe.
  */
-int corral_ll_ruleset(const struct corral_ll_plan *plan, int extra_rw_fd, const int *tty_fds, size_t n_tty,
-		      struct corral_error *err);
+int corral_ll_ruleset(const struct corral_ll_plan *plan, int extra_rw_fd,
+		      const struct corral_ll_stdio *stdio, size_t n_stdio, struct corral_error *err);
 
 /*
  * The kernel's fixed-errata bitmask (LANDLOCK_CREATE_RULESET_ERRATA; bit

@@ -589,15 +589,27 @@ _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_
 			goto out;
 	}
 	if (sb->ll && corral_ll_plan_abi(sb->ll) > 0) {
-		/* The terminals the command inherits (engine.c: stdin passed through, output not captured). */
+		/*
+		 * What the command inherits (engine.c: stdin passed through,
+		 * output not captured): its terminal, or its files, which it
+		 * may reopen by name (/dev/stdout, tee /dev/stderr, cat /dev/stdin).
+		 */
 		bool inherits[3] = { !o.stdin_data && o.stdin_passthrough, !o.capture, !o.capture };
-		int ttys[3];
-		size_t n_tty = 0;
+		struct corral_ll_stdio stdio[3];
+		size_t n_stdio = 0;
 
-		for (int fd = 0; fd < 3; fd++)
-			if (inherits[fd] && isatty(fd))
-				ttys[n_tty++] = fd;
-		run.ruleset_fd = corral_ll_ruleset(sb->ll, run.tmp_fd, ttys, n_tty, err);
+		for (int fd = 0; fd < 3; fd++) {
+			struct stat st;
+
+			if (!inherits[fd])
+				continue;
+			if (isatty(fd))
+				stdio[n_stdio++] = (struct corral_ll_stdio){ fd, CORRAL_LL_STDIO_TTY };
+			else if (fstat(fd, &st) == 0 && (S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode)))
+				stdio[n_stdio++] = (struct corral_ll_stdio){
+					fd, fd == 0 ? CORRAL_LL_STDIO_IN : CORRAL_LL_STDIO_OUT };
+		}
+		run.ruleset_fd = corral_ll_ruleset(sb->ll, run.tmp_fd, stdio, n_stdio, err);
 		if (run.ruleset_fd < 0) {
 			r = run.ruleset_fd;
 			goto out;

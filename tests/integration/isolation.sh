@@ -15,6 +15,24 @@ expect_eq "only fds 0-2 inside (3 is listdir's own)" "0 1 2 3" "$fds"
 fds=$("$C" run --json -- $PY -c 'import os; print(" ".join(sorted(os.listdir("/proc/self/fd"), key=int)))' | json '["stdout"]')
 expect_eq "only fds 0-2 inside (--json)" "'0 1 2 3\n'" "$fds"
 
+# stdio passed through from files outside the root can be reopened by name
+# (/dev/stdout, tee /dev/stderr, cat /dev/stdin), with only the access the
+# fd has: an output file is not readable that way, its directory stays out.
+O=$(mktemp -d /tmp/corral-it-out.XXXXXX); chmod 755 "$O"; cleanup_dirs+=("$O")
+printf 'from-stdin\n' > "$O/in"; printf 'secret\n' > "$O/out2"
+: > "$O/out"; : > "$O/err"; : > "$O/err2"
+if is_root; then chown 65534:65534 "$O"/*; fi
+"$C" run -- sh -c 'echo a > /dev/stdout; echo b >> /proc/self/fd/1' > "$O/out" 2>"$O/err"
+expect_eq "stdio: reopening /dev/stdout (a file outside the root) writes it" "a b" "$(tr '\n' ' ' < "$O/out" | sed 's/ $//')"
+"$C" run -- sh -c 'echo t | tee /dev/stderr >/dev/null' 2> "$O/err"
+expect_eq "stdio: tee /dev/stderr (a file outside the root)" "t" "$(cat "$O/err")"
+expect_eq "stdio: cat /dev/stdin (a file outside the root)" "from-stdin" "$("$C" run -- cat /dev/stdin < "$O/in")"
+"$C" run -- sh -c 'cat /proc/self/fd/1 >&2; echo "read $?" >&2' >> "$O/out2" 2>"$O/err2"
+expect_match "stdio: an output file cannot be read back by name" "read [1-9]" "$(cat "$O/err2")"
+expect_eq "stdio: ... and its content did not come in" "" "$(grep secret "$O/err2")"
+"$C" run -- sh -c "echo x > '$O/sibling'" > "$O/out" 2>/dev/null
+expect_eq "stdio: the output file's directory stays out of reach" "absent" "$([ -e "$O/sibling" ] && echo present || echo absent)"
+
 # environment: a secret and LD_PRELOAD in corral's environment are absent.
 env_in=$(SECRET_TOKEN=hunter2 LD_PRELOAD=/nonexistent.so BASH_ENV=/x SSH_AUTH_SOCK=/y \
 	"$C" run --env PASSME --env SETME=42 -- env 2>/dev/null)

@@ -144,8 +144,8 @@ static void policy_init(struct corral_policy *p, int network)
  * then in a forked child: no_new_privs, restrict, run |fn|. Returns fn's
  * exit status (0 pass), or 1.
  */
-/* The terminals the confined child inherits (corral_ll_ruleset's tty_fds). */
-static int confined_ttys[2];
+/* The terminals the confined child inherits (corral_ll_ruleset's stdio). */
+static struct corral_ll_stdio confined_ttys[2];
 static size_t n_confined_ttys;
 
 static int run_confined_policy(const struct corral_policy *p, int (*fn)(void))
@@ -423,7 +423,7 @@ static int c_ioctl_dev_outer(void)
 	m2 = open_pty(other_pts_path, sizeof(other_pts_path), NULL);
 	if (m < 0 || m2 < 0)
 		skip_or_fail("no pseudo-terminals here");
-	confined_ttys[0] = s;
+	confined_ttys[0] = (struct corral_ll_stdio){ .fd = s, .kind = CORRAL_LL_STDIO_TTY };
 	n_confined_ttys = 1;
 	r = run_confined(CORRAL_NET_NONE, c_ioctl_dev);
 	n_confined_ttys = 0;

@@ -468,6 +468,16 @@ static void set_rl(struct corral_spawn_rlimits *rl, int res, rlim_t soft, rlim_t
 {
 	struct rlimit cur;
 
+	/*
+	 * At most 2^63-1 (8 EiB): 2^64-1 is RLIM_INFINITY, which would make
+	 * the limit "unlimited", and the kernel compares RLIMIT_FSIZE with a
+	 * file offset as a signed number, so anything from 2^63 on reads as
+	 * negative: SIGXFSZ at the first write to a file.
+	 */
+	if (soft > (rlim_t)INT64_MAX)
+		soft = (rlim_t)INT64_MAX;
+	if (hard > (rlim_t)INT64_MAX)
+		hard = (rlim_t)INT64_MAX;
 	/* Never above what corral itself may have: lower is only stricter. */
 	if (getrlimit(res, &cur) == 0 && cur.rlim_max != RLIM_INFINITY) {
 		if (hard > cur.rlim_max)

@@ -58,6 +58,13 @@ pgrep -f "sleep 71.$tag" >/dev/null && bad "procs: sleepers survived" || ok "pro
 
 # File size.
 "$C" run --file-size 1M -- sh -c 'head -c 512K /dev/zero > small'; expect_eq "file-size: 512K within 1M" 0 $?
+# The largest sizes are numbers, not "unlimited" (2^64-1 is RLIM_INFINITY),
+# and never read as negative by the kernel's file-offset check (from 2^63
+# on, RLIMIT_FSIZE killed the first write to a file with SIGXFSZ).
+for v in 18446744073709551615 9223372036854775808; do
+	out=$("$C" run --file-size $v --memory $v -- sh -c 'echo x > huge && ulimit -f && ulimit -v' 2>&1); rc=$?
+	expect_match "file-size/memory $v: a write works, limits are numbers" "^0 [0-9]+ [0-9]+$" "$rc $(echo $out)"
+done
 "$C" run --file-size 1M -- sh -c 'head -c 2M /dev/zero > big' 2>/dev/null; rc=$?
 [ $rc -ne 0 ] && ok "file-size: 2M over 1M fails ($rc)" || bad "file-size: 2M written under 1M"
 sz=$(stat -c %s "$R/big" 2>/dev/null || echo 0)

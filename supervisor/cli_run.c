@@ -450,6 +450,14 @@ int cli_run(int argc, char **argv)
 		r = sup.r;
 	}
 	if (cancel_signo) {
+		/*
+		 * Cut short by a signal to corral: with --json, what the run
+		 * got so far (the tree killed: signal 9, timed_out false, the
+		 * output until then), then corral dies of that signal as it
+		 * would have (128+N). Best effort: a failed write changes nothing.
+		 */
+		if (c.json && r >= 0 && corral_result_json_fprint(res, stdout) >= 0)
+			fputc('\n', stdout);
 		corral_result_clear(res);
 		corral_sandbox_free(sb);
 		cli_common_clear(&c);

@@ -183,6 +183,19 @@ for who in "${whos[@]}"; do
 	exec 3<&-
 	expect_eq "SIGTERM ($who): corral exits 143" 143 $rc
 	gone "SIGTERM ($who)"
+	# With --json, the result so far is printed before corral dies of it:
+	# the output until then, and the tree killed (signal 9, not timed out).
+	newfifo
+	exec 3<>"$R/fifo"
+	"${as[@]}" "$C" run --json -- sh -c "echo partial; echo go > '$R/fifo'; sleep 30" > "$R/cancel.json" &
+	cpid=$!
+	read -r -t 10 -u 3 a
+	kill -INT $cpid
+	wait $cpid
+	rc=$?
+	exec 3<&-
+	got=$($PY -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["exit_status"], d["signal"], d["timed_out"], repr(d["stdout"]))' "$R/cancel.json" 2>&1)
+	expect_eq "SIGINT ($who) with --json: 130 and the result so far" "130 None 9 False 'partial\n'" "$rc $got"
 done
 rm -f "$R/fifo"
 

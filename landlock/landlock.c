@@ -949,9 +949,14 @@ int corral_ll_ruleset(const struct corral_ll_plan *plan, int extra_rw_fd,
 	 * a socket's) is skipped.
 	 */
 	for (size_t i = 0; i < n_stdio; i++) {
-		uint64_t access = stdio[i].kind == CORRAL_LL_STDIO_TTY ? LL_TTY :
-				  stdio[i].kind == CORRAL_LL_STDIO_IN  ? CORRAL_LL_FS_READ_FILE :
-									 CORRAL_LL_FS_WRITE_FILE | CORRAL_LL_FS_TRUNCATE;
+		uint64_t access = 0;
+
+		if (stdio[i].access & CORRAL_LL_STDIO_READ)
+			access |= CORRAL_LL_FS_READ_FILE;
+		if (stdio[i].access & CORRAL_LL_STDIO_WRITE)
+			access |= CORRAL_LL_FS_WRITE_FILE | CORRAL_LL_FS_TRUNCATE;
+		if (access && (stdio[i].access & CORRAL_LL_STDIO_TTY))
+			access |= CORRAL_LL_FS_IOCTL_DEV;
 
 		access &= CORRAL_LL_FS_FILE_RIGHTS & plan->handled_fs;
 		if (access)

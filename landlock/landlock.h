@@ -59,20 +59,21 @@ int corral_ll_plan_abi(const struct corral_ll_plan *plan);
 /*
  * What the command already holds open from its caller (stdio passed
  * through), so that reopening it by name (/dev/stdout, /dev/stdin,
- * /proc/self/fd/N, the terminal's path) works as without corral: a
- * terminal gets the terminal's rights; a regular file or named pipe
- * given as input READ_FILE, as output WRITE_FILE and TRUNCATE (what the
- * open fd already allows: write, and ftruncate). Nothing else is granted:
- * not reading a file given only as output, nor anything of its directory.
+ * /proc/self/fd/N, the terminal's path) works as without corral, with
+ * what the open fd already allows and no more: READ_FILE when it was
+ * opened for reading, WRITE_FILE and TRUNCATE (write, ftruncate) when for
+ * writing, and on a terminal IOCTL_DEV too. The caller derives |access|
+ * from the fd's own access mode (never from its number), and passes no
+ * O_PATH fd. Nothing of the file's directory is granted.
  */
-enum corral_ll_stdio_kind {
-	CORRAL_LL_STDIO_TTY,
-	CORRAL_LL_STDIO_IN,
-	CORRAL_LL_STDIO_OUT,
+enum {
+	CORRAL_LL_STDIO_READ = 1 << 0,
+	CORRAL_LL_STDIO_WRITE = 1 << 1,
+	CORRAL_LL_STDIO_TTY = 1 << 2,
 };
 struct corral_ll_stdio {
 	int fd;
-	int kind; /* enum corral_ll_stdio_kind */
+	unsigned access; /* CORRAL_LL_STDIO_* bits */
 };
 
 /*

@@ -51,14 +51,31 @@
 static unsigned g_fork_generation;
 static pthread_once_t g_atfork_once = PTHREAD_ONCE_INIT;
 
+/*
+ * The first count's lock (nproc_base) is process-wide: fork waits for it,
+ * so a fork's copy is never left locked by a thread the fork does not have.
+ */
+static pthread_mutex_t g_nproc_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void on_fork_prepare(void)
+{
+	pthread_mutex_lock(&g_nproc_lock);
+}
+
+static void on_fork_parent(void)
+{
+	pthread_mutex_unlock(&g_nproc_lock);
+}
+
 static void on_fork_child(void)
 {
 	g_fork_generation++;
+	pthread_mutex_unlock(&g_nproc_lock);
 }
 
 static void register_atfork(void)
 {
-	(void)pthread_atfork(NULL, NULL, on_fork_child);
+	(void)pthread_atfork(on_fork_prepare, on_fork_parent, on_fork_child);
 }
 
 static void *count_thread(void *arg)
@@ -172,11 +189,11 @@ static long nproc_base(struct corral_sandbox *sb, int cancel_fd)
 {
 	long v;
 
-	pthread_mutex_lock(&sb->nproc_lock);
+	pthread_mutex_lock(&g_nproc_lock);
 	if (sb->nproc_pending) {
 		v = count_wait(sb->nproc_job, cancel_fd);
 		if (v == COUNT_CANCELLED) {
-			pthread_mutex_unlock(&sb->nproc_lock);
+			pthread_mutex_unlock(&g_nproc_lock);
 			return -1;
 		}
 		/* Walked here: leave out the process that started the thread too, as it did. */
@@ -186,7 +203,7 @@ static long nproc_base(struct corral_sandbox *sb, int cancel_fd)
 		sb->nproc_pending = false;
 	}
 	v = sb->nproc_base;
-	pthread_mutex_unlock(&sb->nproc_lock);
+	pthread_mutex_unlock(&g_nproc_lock);
 	return v;
 }
 
@@ -297,7 +314,6 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 	if (!sb)
 		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
 	sb->root_fd = -1;
-	pthread_mutex_init(&sb->nproc_lock, NULL);
 	sb->policy = corral_policy_dup(p);
 	if (!sb->policy) {
 		r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
@@ -321,6 +337,13 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 		goto fail;
 	}
 	sb->root_fd = open(sb->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	/* Never 0..2 (a caller with one closed now): the child's stdio goes there before it enters the root. */
+	if (sb->root_fd >= 0 && sb->root_fd < 3) {
+		int high = fcntl(sb->root_fd, F_DUPFD_CLOEXEC, 3);
+
+		safe_close(sb->root_fd);
+		sb->root_fd = high;
+	}
 	if (sb->root_fd < 0 || fstat(sb->root_fd, &st) < 0) {
 		r = corral_err(err, errno == ENOENT || errno == ENOTDIR ? CORRAL_E_NOT_FOUND : CORRAL_E_SETUP,
 			       errno, "root %s: %s", root, corral_strerror(errno));
@@ -438,7 +461,6 @@ _public_ void corral_sandbox_free(struct corral_sandbox *sb)
 	    sb->nproc_job->generation == g_fork_generation)
 		pthread_join(sb->nproc_thread, NULL);
 	prefetch_release();
-	pthread_mutex_destroy(&sb->nproc_lock);
 	corral_docker_free(sb->docker);
 	corral_ll_plan_free(sb->ll);
 	corral_unotify_plan_free(sb->unotify);
@@ -565,10 +587,25 @@ _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_
 		return corral_err(err, CORRAL_E_USAGE, EINVAL, "exec: no command");
 	if (!isfinite(o.timeout))
 		return corral_err(err, CORRAL_E_USAGE, EINVAL, "exec: timeout must be a finite number of seconds");
-	if (o.timeout <= 0)
+	if (o.timeout < 0)
+		return corral_err(err, CORRAL_E_USAGE, EINVAL, "exec: timeout must not be negative (0: the policy's)");
+	if (o.timeout == 0)
 		o.timeout = sb->policy->timeout > 0 ? sb->policy->timeout : DEFAULT_TIMEOUT;
 	if (o.max_output == 0)
 		o.max_output = sb->policy->limits.output ? sb->policy->limits.output : DEFAULT_OUTPUT;
+	/*
+	 * A closed 0, 1 or 2 would be taken by the run's own pipes and fds,
+	 * which the child's stdio then overwrites (it failed as "chdir to the
+	 * root: Not a directory"); a bad cancel fd would poll as cancelled.
+	 */
+	for (int fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF)
+			return corral_err(err, CORRAL_E_USAGE, EBADF,
+					  "exec: file descriptor %d of the calling process is closed; corral needs 0, 1 "
+					  "and 2 open (open /dev/null on a closed one)", fd);
+	if (o.has_cancel_fd && fcntl(o.cancel_fd, F_GETFD) < 0)
+		return corral_err(err, CORRAL_E_USAGE, EBADF, "exec: cancel_fd %d is not an open file descriptor",
+				  o.cancel_fd);
 
 	if (sb->docker)
 		return corral_docker_exec(sb->docker, &o, res, err);
@@ -610,14 +647,22 @@ _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_
 
 		for (int fd = 0; fd < 3; fd++) {
 			struct stat st;
+			unsigned access = 0;
+			int fl;
 
-			if (!inherits[fd])
+			/* The rights follow the fd's access mode, whatever its number; an O_PATH fd has none. */
+			if (!inherits[fd] || (fl = fcntl(fd, F_GETFL)) < 0 || (fl & O_PATH))
 				continue;
+			if ((fl & O_ACCMODE) == O_RDONLY || (fl & O_ACCMODE) == O_RDWR)
+				access |= CORRAL_LL_STDIO_READ;
+			if ((fl & O_ACCMODE) == O_WRONLY || (fl & O_ACCMODE) == O_RDWR)
+				access |= CORRAL_LL_STDIO_WRITE;
 			if (isatty(fd))
-				stdio[n_stdio++] = (struct corral_ll_stdio){ fd, CORRAL_LL_STDIO_TTY };
-			else if (fstat(fd, &st) == 0 && (S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode)))
-				stdio[n_stdio++] = (struct corral_ll_stdio){
-					fd, fd == 0 ? CORRAL_LL_STDIO_IN : CORRAL_LL_STDIO_OUT };
+				access |= CORRAL_LL_STDIO_TTY;
+			else if (fstat(fd, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode)))
+				continue;
+			if (access & (CORRAL_LL_STDIO_READ | CORRAL_LL_STDIO_WRITE))
+				stdio[n_stdio++] = (struct corral_ll_stdio){ fd, access };
 		}
 		run.ruleset_fd = corral_ll_ruleset(sb->ll, run.tmp_fd, stdio, n_stdio, err);
 		if (run.ruleset_fd < 0) {

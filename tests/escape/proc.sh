@@ -62,8 +62,10 @@ if [ -z "$pts" ]; then
 else
 	if is_root; then chown 65534 "$pts"; fi
 	# The redirection happens in a subshell: this shell may lead a session,
-	# and opening a terminal there would make it this shell's own.
-	on_pts() { ("$@") <"$pts"; }
+	# and opening a terminal there would make it this shell's own. Read and
+	# write, as a terminal's stdio is (the rights by name follow the fd's).
+	on_pts() { ("$@") <>"$pts"; }
+	on_pts_ro() { ("$@") <"$pts"; }
 	# Another terminal of the command's own uid (a user's other shell, when
 	# corral runs unprivileged) cannot be opened: no reading its keystrokes,
 	# no writing on its screen. Control: --rw /dev/pts grants it, so the
@@ -72,6 +74,9 @@ else
 	expect_denied "sh: open another terminal of the uid" crun -c "exec 3<>'$pts'"
 	expect_allowed "python: the same terminal with --rw /dev/pts" crun --rw /dev/pts -- "$PY" -c "import os; os.open('$pts', os.O_RDWR | os.O_NOCTTY)"
 	expect_allowed "python: reopen the inherited terminal by name" on_pts crun -- "$PY" -c "import os; os.open(os.ttyname(0), os.O_RDWR | os.O_NOCTTY)"
+	# Given read-only, it reopens read-only only: no writing on that screen by name.
+	expect_denied "python: a terminal given read-only, reopened for writing" on_pts_ro crun -- "$PY" -c "import os; os.open(os.ttyname(0), os.O_WRONLY | os.O_NOCTTY)"
+	expect_allowed "python: a terminal given read-only, reopened for reading" on_pts_ro crun -- "$PY" -c "import os; os.open(os.ttyname(0), os.O_RDONLY | os.O_NOCTTY)"
 	# Injection into the terminal the command inherits (its stdin; opening
 	# it by name makes it the run's controlling terminal).
 	expect_allowed "C: TCGETS on the pty" on_pts crun -- $PROBE tiocsti "$pts" control

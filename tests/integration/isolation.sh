@@ -30,6 +30,16 @@ expect_eq "stdio: cat /dev/stdin (a file outside the root)" "from-stdin" "$("$C"
 "$C" run -- sh -c 'cat /proc/self/fd/1 >&2; echo "read $?" >&2' >> "$O/out2" 2>"$O/err2"
 expect_match "stdio: an output file cannot be read back by name" "read [1-9]" "$(cat "$O/err2")"
 expect_eq "stdio: ... and its content did not come in" "" "$(grep secret "$O/err2")"
+# The rights follow how the fd was opened, not its number: stdin opened
+# for writing is not readable by name, stdout opened for reading not
+# writable, an O_PATH stdout gives nothing.
+"$C" run -- sh -c "cat '$O/out2' >&2; echo \"read \$?\" >&2" 0>>"$O/out2" 2>"$O/err2"
+expect_eq "stdio: stdin opened write-only is not readable by name" "" "$(grep secret "$O/err2")"
+"$C" run -- sh -c "echo OWNED > '$O/out2'; echo \"write \$?\" >&2" 1<"$O/out2" 2>"$O/err2"
+expect_eq "stdio: stdout opened read-only is not writable by name" "secret" "$(cat "$O/out2")"
+$PY -c 'import os,sys; fd=os.open(sys.argv[1], os.O_PATH); os.dup2(fd, 1, inheritable=True); os.execvp(sys.argv[2], sys.argv[2:])' \
+	"$O/out2" "$C" run -- sh -c "echo OWNED > '$O/out2'" 2>/dev/null
+expect_eq "stdio: an O_PATH stdout gives nothing" "secret" "$(cat "$O/out2")"
 "$C" run -- sh -c "echo x > '$O/sibling'" > "$O/out" 2>/dev/null
 expect_eq "stdio: the output file's directory stays out of reach" "absent" "$([ -e "$O/sibling" ] && echo present || echo absent)"
 

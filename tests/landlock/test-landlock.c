@@ -423,7 +423,9 @@ static int c_ioctl_dev_outer(void)
 	m2 = open_pty(other_pts_path, sizeof(other_pts_path), NULL);
 	if (m < 0 || m2 < 0)
 		skip_or_fail("no pseudo-terminals here");
-	confined_ttys[0] = (struct corral_ll_stdio){ .fd = s, .kind = CORRAL_LL_STDIO_TTY };
+	confined_ttys[0] = (struct corral_ll_stdio){
+		.fd = s, .access = CORRAL_LL_STDIO_READ | CORRAL_LL_STDIO_WRITE | CORRAL_LL_STDIO_TTY
+	};
 	n_confined_ttys = 1;
 	r = run_confined(CORRAL_NET_NONE, c_ioctl_dev);
 	n_confined_ttys = 0;

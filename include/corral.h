@@ -192,7 +192,7 @@ struct corral_exec_opts {
 	 */
 	bool stdin_passthrough;
 	size_t max_output;         /* per-stream cap; 0: the policy's limits.output; SIZE_MAX: none */
-	double timeout;            /* seconds; 0: the policy's timeout; NaN or infinite: EINVAL */
+	double timeout;            /* seconds; 0: the policy's timeout; negative, NaN or infinite: EINVAL */
 	/*
 	 * With |has_cancel_fd|: the run is cancelled once |cancel_fd| becomes
 	 * readable (e.g. a self-pipe a signal handler writes to): the whole
@@ -259,7 +259,14 @@ struct corral_result {
  * reap children it did not start (no SIGCHLD set to SIG_IGN, no
  * waitpid(-1)): the run then fails with an error rather than report a
  * status it never saw. The caller's own children are left alone, also
- * when it runs with no_new_privs.
+ * when it runs with no_new_privs. A fork of the caller may run commands
+ * too (it becomes a subreaper at its own first run), also while other
+ * threads of the parent run theirs. The caller's fds 0, 1 and 2 must be
+ * open (open /dev/null on a closed one), and |cancel_fd| an open fd:
+ * otherwise -EBADF, saying which. With several runs in flight in one
+ * process, each run's cleanup tells its own processes by its cgroups
+ * where it has them; without cgroups a setsid daemon of one run may be
+ * killed when another run ends (docs/threat-model.md).
  */
 int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_exec_opts *opts,
 			struct corral_result *res, struct corral_error *err);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* corral: entry point, subcommand dispatch and the options every subcommand shares. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <stdarg.h>
@@ -358,6 +359,16 @@ static int cli_main(int argc, char **argv);
  * SIGPIPE is ignored) is corral's error, 125 with its line on stderr, not
  * a silent 0. In plain `run` corral prints nothing there itself.
  */
+int cli_hold_stdio(bool closed[3])
+{
+	for (int fd = 0; fd < 3; fd++) {
+		closed[fd] = fcntl(fd, F_GETFD) < 0 && errno == EBADF;
+		if (closed[fd] && open("/dev/null", (fd ? O_WRONLY : O_RDONLY) | O_CLOEXEC) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	/*

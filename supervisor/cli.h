@@ -40,6 +40,16 @@ int cli_fail_err(bool json, const struct corral_error *err);
 /* Fill the policy's root with the absolute current directory when unset. */
 int cli_default_root(struct corral_policy *p, struct corral_error *err);
 
+/*
+ * fds 0..2 must exist while corral runs commands: otherwise the first pipe
+ * would take one of them and a command would find its output where its
+ * input should be (the library refuses to run then). A closed one is held
+ * open on /dev/null, close-on-exec, so a command still finds it closed;
+ * |closed| says which were. Returns 0, or -errno when /dev/null cannot be
+ * opened.
+ */
+int cli_hold_stdio(bool closed[3]);
+
 int cli_run(int argc, char **argv);
 int cli_probe(int argc, char **argv);
 int cli_policy(int argc, char **argv);

@@ -105,6 +105,16 @@ int cli_check(int argc, char **argv)
 		r = cli_fail(c.json, CORRAL_E_USAGE, "check: unexpected argument '%s'", argv[optind_]);
 		goto out;
 	}
+	{
+		bool closed[3];
+
+		/* The canaries are commands: see cli_hold_stdio. The report needs a stdout. */
+		if (cli_hold_stdio(closed) < 0 || closed[1]) {
+			r = cli_fail(false, CORRAL_E_USAGE, "check: standard output is %s, so the report could not be printed",
+				     closed[1] ? "closed" : "unusable");
+			goto out;
+		}
+	}
 	if (corral_check(c.policy, &json, &held, &err) < 0) {
 		r = cli_fail_err(c.json, &err);
 		goto out;

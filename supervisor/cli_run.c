@@ -11,7 +11,7 @@
  *    exited, T prints the result and exits with the same code as a single
  *    process would (DESIGN.md).
  *  - S, the supervisor, runs corral_sandbox_exec: the engine makes it the
- *    child subreaper (pthread_once, on its first run: in S, never in T), so
+ *    child subreaper (once per process, on its first run: in S, never in T), so
  *    it is an ancestor of every process of the run. S dies with T's death
  *    signal turned into a cancel: when T is killed, even by SIGKILL, S kills
  *    the process group, sweeps every re-parented descendant (setsid, double
@@ -377,19 +377,9 @@ int cli_run(int argc, char **argv)
 	int optind_, r, code;
 	bool closed[3] = {};
 
-	/*
-	 * fds 0..2 must exist: otherwise the first pipe would take one of them
-	 * and the command would find its output where its input should be.
-	 * A closed one is held open on /dev/null, close-on-exec: the command
-	 * (which inherits 0..2 as they are unless --json captures 1 and 2)
-	 * finds it closed, as it would without corral.
-	 */
-	for (int fd = 0; fd < 3; fd++)
-		if (fcntl(fd, F_GETFD) < 0) {
-			closed[fd] = true;
-			if (open("/dev/null", (fd ? O_WRONLY : O_RDONLY) | O_CLOEXEC) < 0)
-				return CLI_EXIT_ERROR;
-		}
+	/* The command inherits 0..2 as they are (unless --json captures 1 and 2): closed ones closed. */
+	if (cli_hold_stdio(closed) < 0)
+		return CLI_EXIT_ERROR;
 
 	r = cli_parse_common(argc, argv, "run", true, &c, &optind_);
 	if (r == -1)

@@ -554,10 +554,14 @@ int corral_docker_plan(const struct corral_policy *p, const char *root_abs, cons
 			      strv_addf(o, "cpu=%llu:%llu", (unsigned long long)p->limits.cpu,
 					(unsigned long long)p->limits.cpu + 1) < 0))
 		goto oom;
-	if (p->limits.file_size && (strv_add(o, "--ulimit") < 0 ||
-				    strv_addf(o, "fsize=%llu:%llu", (unsigned long long)p->limits.file_size,
-					      (unsigned long long)p->limits.file_size) < 0))
-		goto oom;
+	/* At most 2^63-1, as the local provider (sandbox.c set_rl): docker's values are int64. */
+	if (p->limits.file_size) {
+		unsigned long long fsize = p->limits.file_size > (uint64_t)INT64_MAX ? (unsigned long long)INT64_MAX :
+						       (unsigned long long)p->limits.file_size;
+
+		if (strv_add(o, "--ulimit") < 0 || strv_addf(o, "fsize=%llu:%llu", fsize, fsize) < 0)
+			goto oom;
+	}
 	if (p->limits.open_files && (strv_add(o, "--ulimit") < 0 ||
 				     strv_addf(o, "nofile=%llu:%llu", (unsigned long long)p->limits.open_files,
 					       (unsigned long long)p->limits.open_files) < 0))

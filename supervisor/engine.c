@@ -57,7 +57,8 @@
 #define READ_CHUNK 65536
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static pthread_once_t g_atfork_once = PTHREAD_ONCE_INIT;
+static pid_t g_subreaper_pid; /* the process that made itself the child subreaper (under g_lock) */
 static int g_subreaper_errno;
 
 struct reg {
@@ -67,10 +68,53 @@ struct reg {
 static struct reg *g_runs;
 static size_t g_nruns, g_capruns;
 
-static void once_init(void)
+/*
+ * fork() while another thread holds g_lock would leave the child's copy
+ * locked for good (its next run would hang with every signal blocked), so
+ * fork waits for it; the child starts with no run in flight (those were
+ * the parent's: its registry would make a sweep skip a pid the parent
+ * reaped and the child's own child then got).
+ */
+static void atfork_prepare(void)
 {
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
-		g_subreaper_errno = errno;
+	pthread_mutex_lock(&g_lock);
+}
+
+static void atfork_parent(void)
+{
+	pthread_mutex_unlock(&g_lock);
+}
+
+static void atfork_child(void)
+{
+	g_nruns = 0;
+	pthread_mutex_unlock(&g_lock);
+}
+
+static void atfork_register(void)
+{
+	(void)pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+/*
+ * PR_SET_CHILD_SUBREAPER, once per process: a fork of a process that ran
+ * a command is not a subreaper (the flag is not inherited), and its runs'
+ * orphans would go to init, unswept. Returns 0 or the errno.
+ */
+static int subreaper_init(void)
+{
+	pid_t self = getpid();
+	int e;
+
+	pthread_once(&g_atfork_once, atfork_register);
+	pthread_mutex_lock(&g_lock);
+	if (g_subreaper_pid != self) {
+		g_subreaper_errno = prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0 ? errno : 0;
+		g_subreaper_pid = self;
+	}
+	e = g_subreaper_errno;
+	pthread_mutex_unlock(&g_lock);
+	return e;
 }
 
 /* Called with g_lock held. */
@@ -180,21 +224,50 @@ static int read_small(const char *path, char *buf, size_t len)
 	return (int)n;
 }
 
-/* Session id of |pid| (field 6 of /proc/PID/stat), or -1. */
-static pid_t proc_sid(pid_t pid)
+/* Session id of |pid| (field 6 of /proc/PID/stat), or -1; its state letter in |*state| ('?' if unknown). */
+static pid_t proc_sid_state(pid_t pid, char *state)
 {
 	char path[64], buf[1024];
 	const char *p;
 	int ppid, pgrp, sid;
-	char state;
 
+	*state = '?';
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	if (read_small(path, buf, sizeof(buf)) < 0)
 		return -1;
 	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %c %d %d %d", &state, &ppid, &pgrp, &sid) != 4)
+	if (!p || sscanf(p + 1, " %c %d %d %d", state, &ppid, &pgrp, &sid) != 4)
 		return -1;
 	return sid;
+}
+
+static pid_t proc_sid(pid_t pid)
+{
+	char state;
+
+	return proc_sid_state(pid, &state);
+}
+
+/*
+ * Is |pid| in a cgroup named |name|: does a line of /proc/PID/cgroup
+ * ("ID:CONTROLLERS:/PATH") end in "/NAME"? A run's names are unique
+ * (corral-PID-N, N from a process-wide counter).
+ */
+static bool proc_in_cgroup(pid_t pid, const char *name)
+{
+	char path[64], buf[4096], *save = NULL;
+	size_t len = strlen(name);
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
+	if (read_small(path, buf, sizeof(buf)) < 0)
+		return false;
+	for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		size_t n = strlen(line);
+
+		if (n > len && line[n - len - 1] == '/' && strcmp(line + n - len, name) == 0)
+			return true;
+	}
+	return false;
 }
 
 /* The number after |key| in a /proc status text, or -1. */
@@ -220,6 +293,14 @@ struct owner_test {
 	bool filtered;  /* the run installs a seccomp filter */
 	bool known;     /* min_filters computed */
 	int min_filters;
+	/*
+	 * The name of the run's cgroups when nothing of the run can leave
+	 * them (cgroup_holds_tree), else "": then a live process is the run's
+	 * only when it is in them, so a setsid daemon of another run in
+	 * flight in this process is left to that run. (A zombie shows the
+	 * root cgroup: for one, the test above still decides.)
+	 */
+	char cg_name[64];
 };
 
 static int owner_min_filters(struct owner_test *o)
@@ -383,12 +464,18 @@ static void sweep(pid_t sid, struct owner_test *o, struct tally *t)
 		size_t n = list_children(kids, ARRAY_SIZE(kids)), m = 0;
 
 		for (size_t i = 0; i < n; i++) {
+			char state;
 			pid_t s;
 
 			if (reg_is_main(kids[i]))
 				continue;
-			s = proc_sid(kids[i]);
-			if (s == sid || (!reg_is_other_sid(s, sid) && proc_confined(kids[i], o)))
+			s = proc_sid_state(kids[i], &state);
+			if (s == sid)
+				mine[m++] = kids[i];
+			else if (o->cg_name[0] && state != 'Z') {
+				if (proc_in_cgroup(kids[i], o->cg_name))
+					mine[m++] = kids[i];
+			} else if (!reg_is_other_sid(s, sid) && proc_confined(kids[i], o))
 				mine[m++] = kids[i];
 		}
 		if (m == 0)
@@ -811,10 +898,9 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 	int status = 0, r = 0;
 	ssize_t n;
 
-	pthread_once(&g_once, once_init);
-	if (g_subreaper_errno)
-		return corral_err(err, CORRAL_E_SETUP, g_subreaper_errno, "PR_SET_CHILD_SUBREAPER: %s",
-				  corral_strerror(g_subreaper_errno));
+	r = subreaper_init();
+	if (r)
+		return corral_err(err, CORRAL_E_SETUP, r, "PR_SET_CHILD_SUBREAPER: %s", corral_strerror(r));
 
 	memset(res, 0, sizeof(*res));
 	res->provider = sp->provider ? sp->provider : "local";
@@ -1230,6 +1316,13 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 	tty_end(&tty);
 
 	/* Descendants that left the group (setsid, double fork) are ours now. */
+	if (sp->run && sp->confine && sp->confine->cgroup_holds_tree)
+		for (int i = 0; i < CORRAL_CG_MAX && !owner.cg_name[0]; i++) {
+			const char *slash = sp->run->cg_dir[i] ? strrchr(sp->run->cg_dir[i], '/') : NULL;
+
+			if (slash && strlen(slash + 1) < sizeof(owner.cg_name))
+				strcpy(owner.cg_name, slash + 1);
+		}
 	if (!only_main && !no_children())
 		sweep(pid, &owner, &tally);
 	watchdog_stop(&wd);

@@ -96,7 +96,6 @@ struct corral_sandbox {
 	bool nproc_joinable;  /* nproc_thread is this sandbox's to join */
 	uid_t nproc_uid;
 	pid_t nproc_self;     /* the process the count left out */
-	pthread_mutex_t nproc_lock;
 	const char *tmp_base; /* where private tmps are made (static string) */
 
 	struct corral_docker *docker;

@@ -262,8 +262,8 @@ struct corral_result {
  * when it runs with no_new_privs. A fork of the caller may run commands
  * too (it becomes a subreaper at its own first run), also while other
  * threads of the parent run theirs. The caller's fds 0, 1 and 2 must be
- * open (open /dev/null on a closed one), and |cancel_fd| an open fd:
- * otherwise -EBADF, saying which. With several runs in flight in one
+ * open (open /dev/null on a closed one), and |cancel_fd|, when not -1, an
+ * open fd: otherwise -EBADF, saying which. With several runs in flight in one
  * process, each run's cleanup tells its own processes by its cgroups
  * where it has them; without cgroups a setsid daemon of one run may be
  * killed when another run ends (docs/threat-model.md).

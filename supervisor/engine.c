@@ -69,31 +69,24 @@ static struct reg *g_runs;
 static size_t g_nruns, g_capruns;
 
 /*
- * fork() while another thread holds g_lock would leave the child's copy
- * locked for good (its next run would hang with every signal blocked), so
- * fork waits for it; the child starts with no run in flight (those were
- * the parent's: its registry would make a sweep skip a pid the parent
- * reaped and the child's own child then got).
+ * A fork's copy of g_lock may be held by a thread the fork does not have
+ * (its next run would hang with every signal blocked): the child starts
+ * with it free again, and with no run in flight (those were the parent's:
+ * its registry would make a sweep skip a pid the parent reaped and the
+ * child's own child then got). Nothing is locked around fork itself, so a
+ * host's fork never waits for a sweep (which may wait on a process stuck
+ * in the kernel); only the forking thread exists in the child, so nothing
+ * there can hold the lock meanwhile.
  */
-static void atfork_prepare(void)
-{
-	pthread_mutex_lock(&g_lock);
-}
-
-static void atfork_parent(void)
-{
-	pthread_mutex_unlock(&g_lock);
-}
-
 static void atfork_child(void)
 {
 	g_nruns = 0;
-	pthread_mutex_unlock(&g_lock);
+	pthread_mutex_init(&g_lock, NULL);
 }
 
 static void atfork_register(void)
 {
-	(void)pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+	(void)pthread_atfork(NULL, NULL, atfork_child);
 }
 
 /*
@@ -249,16 +242,15 @@ static pid_t proc_sid(pid_t pid)
 }
 
 /*
- * Is |pid| in a cgroup named |name|: does a line of /proc/PID/cgroup
- * ("ID:CONTROLLERS:/PATH") end in "/NAME"? A run's names are unique
- * (corral-PID-N, N from a process-wide counter).
+ * Does a task's cgroup file (/proc/PID/cgroup: "ID:CONTROLLERS:/PATH"
+ * lines) name a cgroup |name| ("/NAME" ending a line)? A run's names are
+ * unique (corral-PID-N, N from a process-wide counter).
  */
-static bool proc_in_cgroup(pid_t pid, const char *name)
+static bool cgroup_file_has(const char *path, const char *name)
 {
-	char path[64], buf[4096], *save = NULL;
+	char buf[16384], *save = NULL;
 	size_t len = strlen(name);
 
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
 	if (read_small(path, buf, sizeof(buf)) < 0)
 		return false;
 	for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -268,6 +260,51 @@ static bool proc_in_cgroup(pid_t pid, const char *name)
 			return true;
 	}
 	return false;
+}
+
+static bool proc_in_cgroup(pid_t pid, const char *name)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
+	return cgroup_file_has(path, name);
+}
+
+/*
+ * A leader that called pthread_exit shows 'Z' while its other threads run
+ * on (and /proc/PID/cgroup then shows the root): is one of its live threads
+ * in a cgroup named |name|? 1 yes, 0 no, -1 it has no thread left (a real
+ * zombie: the caller decides otherwise).
+ */
+static int threads_in_cgroup(pid_t pid, const char *name)
+{
+	char path[64], buf[4096];
+	int dfd, found = -1;
+	long n;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -1;
+	while (found <= 0 && (n = syscall(SYS_getdents64, dfd, buf, sizeof(buf))) > 0)
+		for (long off = 0; off < n && found <= 0;) {
+			struct {
+				uint64_t ino;
+				int64_t off;
+				unsigned short reclen;
+				unsigned char type;
+				char name[];
+			} *d = (void *)(buf + off);
+			char tpath[96];
+
+			off += d->reclen;
+			if (d->name[0] < '1' || d->name[0] > '9' || atoi(d->name) == pid)
+				continue;
+			snprintf(tpath, sizeof(tpath), "/proc/%d/task/%s/cgroup", pid, d->name);
+			found = cgroup_file_has(tpath, name) ? 1 : 0;
+		}
+	safe_close(dfd);
+	return found;
 }
 
 /* The number after |key| in a /proc status text, or -1. */
@@ -466,6 +503,7 @@ static void sweep(pid_t sid, struct owner_test *o, struct tally *t)
 		for (size_t i = 0; i < n; i++) {
 			char state;
 			pid_t s;
+			int live;
 
 			if (reg_is_main(kids[i]))
 				continue;
@@ -474,6 +512,9 @@ static void sweep(pid_t sid, struct owner_test *o, struct tally *t)
 				mine[m++] = kids[i];
 			else if (o->cg_name[0] && state != 'Z') {
 				if (proc_in_cgroup(kids[i], o->cg_name))
+					mine[m++] = kids[i];
+			} else if (o->cg_name[0] && (live = threads_in_cgroup(kids[i], o->cg_name)) >= 0) {
+				if (live > 0)
 					mine[m++] = kids[i];
 			} else if (!reg_is_other_sid(s, sid) && proc_confined(kids[i], o))
 				mine[m++] = kids[i];

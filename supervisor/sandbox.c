@@ -52,30 +52,23 @@ static unsigned g_fork_generation;
 static pthread_once_t g_atfork_once = PTHREAD_ONCE_INIT;
 
 /*
- * The first count's lock (nproc_base) is process-wide: fork waits for it,
- * so a fork's copy is never left locked by a thread the fork does not have.
+ * The first count's lock (nproc_base) is process-wide, and a fork starts
+ * with it free: the fork's copy may be held by a thread it does not have
+ * (engine.c's atfork_child does the same for its lock; only the forking
+ * thread exists there). A count job of the parent's generation then
+ * answers COUNT_GONE, and the fork counts for itself.
  */
 static pthread_mutex_t g_nproc_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void on_fork_prepare(void)
-{
-	pthread_mutex_lock(&g_nproc_lock);
-}
-
-static void on_fork_parent(void)
-{
-	pthread_mutex_unlock(&g_nproc_lock);
-}
 
 static void on_fork_child(void)
 {
 	g_fork_generation++;
-	pthread_mutex_unlock(&g_nproc_lock);
+	pthread_mutex_init(&g_nproc_lock, NULL);
 }
 
 static void register_atfork(void)
 {
-	(void)pthread_atfork(on_fork_prepare, on_fork_parent, on_fork_child);
+	(void)pthread_atfork(NULL, NULL, on_fork_child);
 }
 
 static void *count_thread(void *arg)
@@ -603,7 +596,7 @@ _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_
 			return corral_err(err, CORRAL_E_USAGE, EBADF,
 					  "exec: file descriptor %d of the calling process is closed; corral needs 0, 1 "
 					  "and 2 open (open /dev/null on a closed one)", fd);
-	if (o.has_cancel_fd && fcntl(o.cancel_fd, F_GETFD) < 0)
+	if (o.has_cancel_fd && o.cancel_fd >= 0 && fcntl(o.cancel_fd, F_GETFD) < 0)
 		return corral_err(err, CORRAL_E_USAGE, EBADF, "exec: cancel_fd %d is not an open file descriptor",
 				  o.cancel_fd);
 

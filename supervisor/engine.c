@@ -80,7 +80,9 @@ static size_t g_nruns, g_capruns;
  */
 static void atfork_child(void)
 {
-	g_nruns = 0;
+	/* Left to leak: the fork may have come in the middle of reg_add's realloc. */
+	g_runs = NULL;
+	g_nruns = g_capruns = 0;
 	pthread_mutex_init(&g_lock, NULL);
 }
 
@@ -242,52 +244,60 @@ static pid_t proc_sid(pid_t pid)
 }
 
 /*
- * Does a task's cgroup file (/proc/PID/cgroup: "ID:CONTROLLERS:/PATH"
- * lines) name a cgroup |name| ("/NAME" ending a line)? A run's names are
- * unique (corral-PID-N, N from a process-wide counter).
+ * What a task's cgroup file (/proc/PID/cgroup: "ID:CONTROLLERS:/PATH"
+ * lines) says of the run whose cgroups are named |name| (corral-PID-N, N
+ * from a process-wide counter: unique): CG_OURS, one of them; CG_OTHER,
+ * another run's (corral-...); CG_NONE, no run's at all (a host process, or
+ * on cgroup v1 one of ours already exiting, shown in the root);
+ * CG_GONE, unreadable (the task is gone).
  */
-static bool cgroup_file_has(const char *path, const char *name)
+enum { CG_GONE = -1, CG_NONE = 0, CG_OTHER = 1, CG_OURS = 2 };
+
+static int cgroup_file_state(const char *path, const char *name)
 {
 	char buf[16384], *save = NULL;
-	size_t len = strlen(name);
+	int st = CG_NONE;
 
 	if (read_small(path, buf, sizeof(buf)) < 0)
-		return false;
+		return CG_GONE;
 	for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		size_t n = strlen(line);
+		const char *last = strrchr(line, '/');
 
-		if (n > len && line[n - len - 1] == '/' && strcmp(line + n - len, name) == 0)
-			return true;
+		if (!last)
+			continue;
+		if (strcmp(last + 1, name) == 0)
+			return CG_OURS;
+		if (strncmp(last + 1, "corral-", 7) == 0)
+			st = CG_OTHER;
 	}
-	return false;
+	return st;
 }
 
-static bool proc_in_cgroup(pid_t pid, const char *name)
+static int proc_cgroup_state(pid_t pid, const char *name)
 {
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
-	return cgroup_file_has(path, name);
+	return cgroup_file_state(path, name);
 }
 
 /*
  * A leader that called pthread_exit shows 'Z' while its other threads run
- * on (and /proc/PID/cgroup then shows the root): is one of its live threads
- * in a cgroup named |name|? 1 yes, 0 no, -1 it has no thread left (a real
- * zombie: the caller decides otherwise).
+ * on: the highest state its other threads' cgroup files show, or CG_GONE
+ * when none is readable (a real zombie: the caller decides otherwise).
  */
-static int threads_in_cgroup(pid_t pid, const char *name)
+static int threads_cgroup_state(pid_t pid, const char *name)
 {
 	char path[64], buf[4096];
-	int dfd, found = -1;
+	int dfd, found = CG_GONE;
 	long n;
 
 	snprintf(path, sizeof(path), "/proc/%d/task", pid);
 	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
-		return -1;
-	while (found <= 0 && (n = syscall(SYS_getdents64, dfd, buf, sizeof(buf))) > 0)
-		for (long off = 0; off < n && found <= 0;) {
+		return CG_GONE;
+	while (found != CG_OURS && (n = syscall(SYS_getdents64, dfd, buf, sizeof(buf))) > 0)
+		for (long off = 0; off < n && found != CG_OURS;) {
 			struct {
 				uint64_t ino;
 				int64_t off;
@@ -296,12 +306,15 @@ static int threads_in_cgroup(pid_t pid, const char *name)
 				char name[];
 			} *d = (void *)(buf + off);
 			char tpath[96];
+			int st;
 
 			off += d->reclen;
 			if (d->name[0] < '1' || d->name[0] > '9' || atoi(d->name) == pid)
 				continue;
 			snprintf(tpath, sizeof(tpath), "/proc/%d/task/%s/cgroup", pid, d->name);
-			found = cgroup_file_has(tpath, name) ? 1 : 0;
+			st = cgroup_file_state(tpath, name);
+			if (st > found)
+				found = st;
 		}
 	safe_close(dfd);
 	return found;
@@ -501,22 +514,23 @@ static void sweep(pid_t sid, struct owner_test *o, struct tally *t)
 		size_t n = list_children(kids, ARRAY_SIZE(kids)), m = 0;
 
 		for (size_t i = 0; i < n; i++) {
+			int cg = CG_NONE;
 			char state;
 			pid_t s;
-			int live;
 
 			if (reg_is_main(kids[i]))
 				continue;
 			s = proc_sid_state(kids[i], &state);
-			if (s == sid)
-				mine[m++] = kids[i];
-			else if (o->cg_name[0] && state != 'Z') {
-				if (proc_in_cgroup(kids[i], o->cg_name))
-					mine[m++] = kids[i];
-			} else if (o->cg_name[0] && (live = threads_in_cgroup(kids[i], o->cg_name)) >= 0) {
-				if (live > 0)
-					mine[m++] = kids[i];
-			} else if (!reg_is_other_sid(s, sid) && proc_confined(kids[i], o))
+			/*
+			 * With cgroups holding the tree: in ours, ours; in another
+			 * run's, never (its setsid daemon lives on); in none (exiting,
+			 * or a real zombie), the test below.
+			 */
+			if (o->cg_name[0] && s != sid)
+				cg = state != 'Z' ? proc_cgroup_state(kids[i], o->cg_name) :
+						    threads_cgroup_state(kids[i], o->cg_name);
+			if (s == sid || cg == CG_OURS ||
+			    (cg != CG_OTHER && !reg_is_other_sid(s, sid) && proc_confined(kids[i], o)))
 				mine[m++] = kids[i];
 		}
 		if (m == 0)

@@ -60,10 +60,25 @@ static pthread_once_t g_atfork_once = PTHREAD_ONCE_INIT;
  */
 static pthread_mutex_t g_nproc_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/*
+ * A count started before any sandbox exists (the CLI starts it first
+ * thing, so the walk overlaps its option parsing too), handed to the
+ * first sandbox that needs the same uid's count; joined by the first
+ * sandbox freed otherwise (corral run's top process relies on having no
+ * other thread left once its sandbox is freed).
+ */
+static struct {
+	pthread_mutex_t lock;
+	bool started, claimed;
+	pthread_t thread;
+	struct corral_count_job job;
+} g_prefetch = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
 static void on_fork_child(void)
 {
 	g_fork_generation++;
 	pthread_mutex_init(&g_nproc_lock, NULL);
+	pthread_mutex_init(&g_prefetch.lock, NULL);
 }
 
 static void register_atfork(void)
@@ -120,19 +135,6 @@ static long count_wait(struct corral_count_job *job, int cancel_fd)
 	return job->count;
 }
 
-/*
- * A count started before any sandbox exists (the CLI starts it first
- * thing, so the walk overlaps its option parsing too), handed to the
- * first sandbox that needs the same uid's count; joined by the first
- * sandbox freed otherwise (corral run's top process relies on having no
- * other thread left once its sandbox is freed).
- */
-static struct {
-	pthread_mutex_t lock;
-	bool started, claimed;
-	pthread_t thread;
-	struct corral_count_job job;
-} g_prefetch = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 _public_ void corral_nproc_prefetch(uid_t uid)
 {

@@ -249,6 +249,10 @@ static void add_promises(const struct corral_policy *p, int landlock_abi, bool u
 				   "(socketpair(AF_UNIX) works)");
 	else
 		corral_posture_add(ps, "net.no_sockets", CORRAL_PROMISE_NA,
+				   p->network == CORRAL_NET_LOOPBACK && unix_allowed ?
+				   "network \"loopback\": inet and inet6 sockets allowed, confined by a "
+				   "private network namespace; AF_UNIX allowed (net.unix_mediated); other "
+				   "families refused by seccomp" :
 				   p->network == CORRAL_NET_LOOPBACK ?
 				   "network \"loopback\": inet and inet6 sockets allowed, confined by a "
 				   "private network namespace; unix and other families refused by seccomp" :

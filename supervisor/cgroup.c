@@ -171,6 +171,9 @@ static int write_file_at(const char *dir, const char *name, const char *value)
 	return r;
 }
 
+/* The kernel's PID_MAX_LIMIT on 64-bit (4 * 1024 * 1024): pids.max takes at most that. */
+#define CORRAL_PID_MAX_LIMIT 4194304ULL
+
 int corral_cgroup_create(const struct corral_sandbox *sb, struct corral_run *run,
 			 struct corral_error *err)
 {
@@ -216,8 +219,16 @@ int corral_cgroup_create(const struct corral_sandbox *sb, struct corral_run *run
 		}
 		r = 0;
 		if (i == CORRAL_CG_PIDS || (i == CORRAL_CG_UNIFIED && cg->v2_pids)) {
+			/*
+			 * Above the kernel's PID_MAX_LIMIT pids.max refuses the number
+			 * (EINVAL); no system runs more tasks than that, so "max"
+			 * enforces the same.
+			 */
 			if (p->limits.processes > 0) {
-				snprintf(val, sizeof(val), "%llu", (unsigned long long)p->limits.processes);
+				if (p->limits.processes >= CORRAL_PID_MAX_LIMIT)
+					snprintf(val, sizeof(val), "max");
+				else
+					snprintf(val, sizeof(val), "%llu", (unsigned long long)p->limits.processes);
 				r = write_file_at(run->cg_dir[i], "pids.max", val);
 			}
 		}

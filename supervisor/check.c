@@ -999,8 +999,13 @@ static void priv_canaries(struct check *c)
 
 	simple(c, "priv.none", "privs", "priv.no_capabilities",
 	       (const char *[]){ "privs", want_nonroot ? "1" : "0", c->sb->drop_caps ? "1" : "0", NULL });
+	/*
+	 * Part of the promise is not made (--user root, or corral unprivileged):
+	 * the whole promise is not applicable, with the reason, never "held"
+	 * on the strength of the capability and no_new_privs canaries.
+	 */
 	if (!want_nonroot && nr)
-		record(c, "priv.none", "non-root", R_NA, "%s", nr->why);
+		record_dropped(c, "priv.none", "non-root", "%s", nr->why);
 }
 
 static unsigned long long proc_starttime(pid_t pid, char *state)

@@ -28,6 +28,7 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -253,10 +254,44 @@ static int refuse_socket(const char *key, const char *path, const char *sock, st
  * again when it mounts: a run racing this one in the same root could still
  * swap a directory for a symlink in between (docs/providers.md).
  */
+/*
+ * The host kernel's own filesystems are never bind-mounted: the host's
+ * /proc hands the container every host process (/proc/PID/root is that
+ * process's whole filesystem, writable where the process's uid may
+ * write), /sys and its relatives the host's kernel knobs. The container
+ * has its own /proc and /sys. statfs follows symlinks, so a link to them
+ * is caught too (found in review: --ro of a symlink to /proc let a
+ * command write into a host process's root).
+ */
+static int refuse_kernel_fs(const char *key, const char *path, struct corral_error *err)
+{
+	static const struct {
+		long magic;
+		const char *name;
+	} kernel_fs[] = {
+		{ 0x9fa0, "procfs" },           { 0x62656572, "sysfs" },   { 0x27e0eb, "cgroup" },
+		{ 0x63677270, "cgroup2" },      { 0x64626720, "debugfs" }, { 0x74726163, "tracefs" },
+		{ 0x73636673, "securityfs" },   { (long)0xcafe4a11, "bpf" }, { 0x62656570, "configfs" },
+		{ (long)0xde5e81e4, "efivarfs" }, { 0x42494e4d, "binfmt_misc" }, { 0x6e736673, "nsfs" },
+	};
+	struct statfs sf;
+
+	if (statfs(path, &sf) < 0)
+		return corral_err(err, CORRAL_E_NOT_FOUND, errno, "%s: %s: %s", key, path, corral_strerror(errno));
+	for (size_t i = 0; i < ARRAY_SIZE(kernel_fs); i++)
+		if ((long)sf.f_type == kernel_fs[i].magic)
+			return corral_err(err, CORRAL_E_POLICY, EPERM,
+					  "%s: %s is on the host's %s; the docker provider never mounts the "
+					  "host kernel's own filesystems into a container (it has its own /proc and /sys)",
+					  key, path, kernel_fs[i].name);
+	return 0;
+}
+
 static int check_path(const char *key, const char *path, const char *root_abs,
 		      const struct corral_strv *rw, const char *sock, struct corral_error *err)
 {
 	struct stat st;
+	int r;
 
 	if (path[0] != '/')
 		return corral_err(err, CORRAL_E_POLICY, EINVAL, "%s: %s: the docker provider needs an absolute path",
@@ -270,6 +305,9 @@ static int check_path(const char *key, const char *path, const char *root_abs,
 	}
 	if (stat(path, &st) < 0)
 		return corral_err(err, CORRAL_E_NOT_FOUND, errno, "%s: %s: %s", key, path, corral_strerror(errno));
+	r = refuse_kernel_fs(key, path, err);
+	if (r < 0)
+		return r;
 	return refuse_socket(key, path, sock, err);
 }
 
@@ -286,10 +324,16 @@ static bool client_sensitive(const char *name)
 		"all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "SSL_CERT_FILE",
 		"SSL_CERT_DIR",
 	};
-	static const char *const prefix[] = { "DOCKER_", "LD_", "GO", "XDG_" };
+	/* Exactly the Go runtime's own variables: a prefix "GO" took GOOGLE_API_KEY into argv. */
+	static const char *const go_runtime[] = { "GODEBUG", "GOGC", "GOMAXPROCS", "GOMEMLIMIT", "GOTRACEBACK",
+						  "GORACE" };
+	static const char *const prefix[] = { "DOCKER_", "LD_", "XDG_" };
 
 	for (size_t i = 0; i < ARRAY_SIZE(exact); i++)
 		if (strcmp(name, exact[i]) == 0)
+			return true;
+	for (size_t i = 0; i < ARRAY_SIZE(go_runtime); i++)
+		if (strcmp(name, go_runtime[i]) == 0)
 			return true;
 	for (size_t i = 0; i < ARRAY_SIZE(prefix); i++)
 		if (strncmp(name, prefix[i], strlen(prefix[i])) == 0)
@@ -593,7 +637,8 @@ int corral_docker_argv(const struct corral_docker *d, const struct corral_exec_o
 		       char ***out, struct corral_error *err)
 {
 	struct strv a = {};
-	bool in = opts->capture ? opts->stdin_data != NULL : opts->stdin_passthrough;
+	/* As the engine: stdin bytes, else the caller's stdin when passed through (with --json too). */
+	bool in = opts->stdin_data != NULL || opts->stdin_passthrough;
 
 	if (!opts->shell && (!opts->argv || !opts->argv[0]))
 		return corral_err(err, CORRAL_E_USAGE, EINVAL, "run: missing command");

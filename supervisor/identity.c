@@ -226,14 +226,14 @@ int corral_identity_decide(struct corral_sandbox *sb, struct corral_error *err)
 			known = user_by_uid(uid, &user_gid);
 		} else {
 			if (!user_by_name(name, &uid, &user_gid))
-				return corral_err(err, CORRAL_E_NOT_FOUND, ENOENT, "user %s: no such user", name);
+				return corral_err(err, CORRAL_E_NOT_FOUND, ENOENT, "user: no such user '%s'", name);
 			known = true;
 		}
 		if (colon && *group) {
 			if (parse_id(group, &id))
 				gid = (gid_t)id;
 			else if (!group_by_name(group, &gid))
-				return corral_err(err, CORRAL_E_NOT_FOUND, ENOENT, "group %s: no such group", group);
+				return corral_err(err, CORRAL_E_NOT_FOUND, ENOENT, "user: no such group '%s'", group);
 		} else if (known) {
 			gid = user_gid;
 		} else {

@@ -24,7 +24,7 @@
 /* Under $TMPDIR when set, so the suite also runs inside corral (TMPDIR is its private tmp). */
 static char tmpdir[200];
 
-static char *pass_v[] = { "LANG", "SECRET_TOKEN", "NOT_SET_ANYWHERE", NULL };
+static char *pass_v[] = { "LANG", "SECRET_TOKEN", "NOT_SET_ANYWHERE", "GOOGLE_API_KEY", "GODEBUG", NULL };
 static struct corral_kv set_v[] = { { "PATH", "/usr/bin:/bin" }, { "LANG", "C.UTF-8" } };
 
 static void base_policy(struct corral_policy *p)
@@ -40,7 +40,7 @@ static void base_policy(struct corral_policy *p)
 	p->limits.open_files = 1024;
 	p->limits.output = 1 << 20;
 	p->env.pass.v = pass_v;
-	p->env.pass.n = 3;
+	p->env.pass.n = 5;
 	p->env.set = set_v;
 	p->env.n_set = 2;
 	p->docker.image = "corral-test-busybox";
@@ -51,7 +51,8 @@ static void base_policy(struct corral_policy *p)
 
 static char *host_env[] = {
 	"PATH=/usr/sbin:/usr/bin", "HOME=/root", "LANG=en_US.UTF-8", "SECRET_TOKEN=hunter2",
-	"DOCKER_HOST=unix:///var/run/docker.sock", "AWS_SECRET=leak", NULL,
+	"DOCKER_HOST=unix:///var/run/docker.sock", "AWS_SECRET=leak", "GOOGLE_API_KEY=AIzaSECRET",
+	"GODEBUG=madvdontneed=1", NULL,
 };
 
 static struct corral_docker_host host = {
@@ -116,6 +117,10 @@ static void test_argv_defaults(void **state)
 	assert_null(strstr(s, "AWS_SECRET"));
 	assert_null(strstr(s, "NOT_SET_ANYWHERE"));
 	assert_null(strstr(s, "hunter2"));
+	/* A name that merely starts with GO is a secret like any other; the Go runtime's own go in argv. */
+	assert_null(strstr(s, "AIzaSECRET"));
+	assert_non_null(strstr(s, "|-e|GOOGLE_API_KEY|"));
+	assert_non_null(strstr(s, "|-e|GODEBUG=madvdontneed=1|"));
 	assert_null(strstr(s, "docker.sock"));
 	/* LANG appears once: env.set wins over env.pass */
 	assert_null(strstr(strstr(s, "|LANG|") + 1, "|LANG|"));
@@ -161,6 +166,8 @@ static void test_argv_variants(void **state)
 		  "|corral-test-busybox|/bin/sh|-c|echo hi|", NULL },
 		{ CORRAL_NET_NONE, "cat", true, true, false, false, 1ull << 30, 256, "|--name|corral-0123|-i|--label|", NULL },
 		{ CORRAL_NET_NONE, "cat", false, false, true, false, 1ull << 30, 256, "|--name|corral-0123|-i|--label|", NULL },
+		/* captured (--json) with stdin passed through: -i, as the local provider passes it */
+		{ CORRAL_NET_NONE, "cat", true, false, true, false, 1ull << 30, 256, "|--name|corral-0123|-i|--label|", NULL },
 		{ CORRAL_NET_NONE, "cat", false, false, false, true, 1ull << 30, 256, "|--pull|missing|", "|-i|" },
 		/* the tighter of limits.memory and docker.memory; of limits.processes and docker.pids */
 		{ CORRAL_NET_NONE, "x", true, false, false, false, 100ull << 20, 64,
@@ -278,6 +285,15 @@ static void test_refusals(void **state)
 	static char *v_root[] = { "/", NULL }, *v_run[] = { "/run", NULL }, *v_varrun[] = { "/var/run", NULL },
 		    *v_sock[] = { "/var/run/docker.sock", NULL }, *v_rel[] = { "relative", NULL };
 	char *v_sockdir[] = { sockdir, NULL }, *v_missing[] = { missing, NULL };
+	static char *v_sys[] = { "/sys/kernel", NULL };
+	char proclink[300], *v_proclink[] = { proclink, NULL };
+
+	/*
+	 * A symlink to the host's /proc, outside the root (one inside is never
+	 * followed): a bind of it would hand the container every host process.
+	 */
+	snprintf(proclink, sizeof(proclink), "%s-proclink", tmpdir);
+	assert_int_equal(symlink("/proc", proclink), 0);
 	const struct {
 		const char *image;
 		char **rw, **ro;
@@ -298,6 +314,8 @@ static void test_refusals(void **state)
 		{ "img", v_sockdir, NULL, sockpath, 1, 0, CORRAL_E_POLICY, "is or contains the container daemon socket" },
 		{ "img", NULL, v_missing, NULL, 1, 0, CORRAL_E_NOT_FOUND, "fs.read_only: " },
 		{ "img", NULL, v_rel, NULL, 1, 0, CORRAL_E_POLICY, "needs an absolute path" },
+		{ "img", NULL, v_proclink, NULL, 1, 0, CORRAL_E_POLICY, "is on the host's procfs" },
+		{ "img", NULL, v_sys, NULL, 1, 0, CORRAL_E_POLICY, "is on the host's sysfs" },
 		{ "img", NULL, NULL, "/nonexistent.sock", 100000, 0, CORRAL_E_POLICY, "docker.cpus: 100000 exceeds" },
 		{ "img", NULL, NULL, NULL, 1, 1 << 20, CORRAL_E_POLICY, "docker.memory: docker needs at least 6M" },
 	};
@@ -331,6 +349,7 @@ static void test_refusals(void **state)
 	}
 	close(fd);
 	unlink(sockpath);
+	unlink(proclink);
 	rmdir(sockdir);
 }
 

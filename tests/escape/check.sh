@@ -98,4 +98,18 @@ assert trunc["result"] == "not_applicable" and "dropped" in trunc["observed"], t
 ' && ok "best-effort: dropped promise reported as such" || bad "best-effort report: $out"
 CORRAL_TEST_LANDLOCK_ABI=2 "$C" check --json >/dev/null 2>&1
 [ $? -eq 125 ] && ok "strict on a pretended ABI 2: refused (125)" || bad "strict on ABI 2 not refused"
+# --user root keeps uid 0: "no privilege" is then not applicable, with the
+# reason, never held on its capability canaries alone; without it, held (control).
+if is_root; then
+	RR=$(mktemp -d /tmp/corral-check-root.XXXXXX); chmod 755 "$RR"
+	for u in root default; do
+		if [ $u = root ]; then args=(--user root); else args=(); chown 65534 "$RR"; fi
+		out=$("$C" check --json --root "$RR" "${args[@]}")
+		st=$(echo "$out" | "$PY" -c 'import json,sys; print([p["state"] for p in json.load(sys.stdin)["promises"] if p["id"] == "priv.none"][0])')
+		if [ $u = root ]; then want=not_applicable name="check --user root: priv.none not applicable"
+		else want=held name="check as nobody: priv.none held (control)"; fi
+		[ "$st" = "$want" ] && ok "$name" || bad "$name: got $st"
+	done
+	rm -rf "$RR"
+fi
 finish

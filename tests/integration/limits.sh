@@ -58,6 +58,9 @@ pgrep -f "sleep 71.$tag" >/dev/null && bad "procs: sleepers survived" || ok "pro
 
 # File size.
 "$C" run --file-size 1M -- sh -c 'head -c 512K /dev/zero > small'; expect_eq "file-size: 512K within 1M" 0 $?
+# Above the kernel's PID_MAX_LIMIT a pids cgroup takes "max" (the same
+# bound): the run is not refused as a setup error.
+"$C" run --procs 4194305 -- true; expect_eq "procs above PID_MAX_LIMIT: runs" 0 $?
 # The largest sizes are numbers, not "unlimited" (2^64-1 is RLIM_INFINITY),
 # and never read as negative by the kernel's file-offset check (from 2^63
 # on, RLIMIT_FSIZE killed the first write to a file with SIGXFSZ).

@@ -25,6 +25,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "internal/syscalls.h"
 #include "landlock/landlock.h"
 #include "seccomp/seccomp.h"
 #include "supervisor/sandbox.h"
@@ -115,13 +116,7 @@ static _child_ int mark_cloexec_from(int lowfd)
 		if (n == 0)
 			break;
 		for (long off = 0; off < n;) {
-			struct {
-				uint64_t ino;
-				int64_t off;
-				unsigned short reclen;
-				unsigned char type;
-				char name[];
-			} *d = (void *)(buf + off);
+			struct corral_dirent64 *d = (void *)(buf + off);
 			int fd = 0;
 			bool num = d->name[0] != '\0';
 

@@ -38,13 +38,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "internal/syscalls.h"
 #include "supervisor/engine.h"
 #include "supervisor/result.h"
 #include "supervisor/sandbox.h"
 
-#ifndef __NR_pidfd_open
-#define __NR_pidfd_open 434
-#endif
 #ifndef __NR_pidfd_send_signal
 #define __NR_pidfd_send_signal 424
 #endif
@@ -298,13 +296,7 @@ static int threads_cgroup_state(pid_t pid, const char *name)
 		return CG_GONE;
 	while (found != CG_OURS && (n = syscall(SYS_getdents64, dfd, buf, sizeof(buf))) > 0)
 		for (long off = 0; off < n && found != CG_OURS;) {
-			struct {
-				uint64_t ino;
-				int64_t off;
-				unsigned short reclen;
-				unsigned char type;
-				char name[];
-			} *d = (void *)(buf + off);
+			struct corral_dirent64 *d = (void *)(buf + off);
 			char tpath[96];
 			int st;
 
@@ -400,13 +392,7 @@ static size_t list_children(pid_t *out, size_t max)
 		return 0;
 	while ((nread = syscall(SYS_getdents64, dfd, buf, sizeof(buf))) > 0) {
 		for (long off = 0; off < nread;) {
-			struct {
-				uint64_t ino;
-				int64_t off;
-				unsigned short reclen;
-				unsigned char type;
-				char name[];
-			} *d = (void *)(buf + off);
+			struct corral_dirent64 *d = (void *)(buf + off);
 			char cbuf[4096];
 			const char *p;
 

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "internal/syscalls.h"
 #include "supervisor/sandbox.h"
 
 /* <linux/fs.h>; musl's <stdio.h> does not have it. */
@@ -177,13 +178,7 @@ static _rm_ bool remove_beneath(int top)
 		}
 		while (!descended && (n = syscall(SYS_getdents64, cur, buf, sizeof(buf))) > 0) {
 			for (long off = 0; off < n && !descended;) {
-				struct {
-					uint64_t ino;
-					int64_t off;
-					unsigned short reclen;
-					unsigned char type;
-					char name[];
-				} *d = (void *)(buf + off);
+				struct corral_dirent64 *d = (void *)(buf + off);
 				const char *name = d->name;
 				int fd;
 
@@ -375,13 +370,7 @@ long corral_count_uid_tasks(uid_t uid, pid_t skip)
 		return -1;
 	while ((n = syscall(SYS_getdents64, dfd, buf, sizeof(buf))) > 0) {
 		for (long off = 0; off < n;) {
-			struct {
-				uint64_t ino;
-				int64_t off;
-				unsigned short reclen;
-				unsigned char type;
-				char name[];
-			} *d = (void *)(buf + off);
+			struct corral_dirent64 *d = (void *)(buf + off);
 			struct stat st;
 
 			off += d->reclen;

@@ -15,4 +15,18 @@
 #define __NR_pidfd_getfd 438
 #endif
 
+#include <stdint.h>
+
+/*
+ * One record of getdents64(2), read with the raw syscall (async-signal-safe,
+ * no DIR allocation): advance by |reclen|.
+ */
+struct corral_dirent64 {
+	uint64_t ino;
+	int64_t off;
+	unsigned short reclen;
+	unsigned char type;
+	char name[];
+};
+
 #endif

@@ -44,7 +44,7 @@
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #endif
 
-/* The table's types, as supervisor/seccomp_cache.c declares them. */
+/* The table's types, as seccomp/cache.c declares them. */
 struct sc_pre_promise {
 	const char *id;
 	int state;

@@ -14,7 +14,7 @@
 #define CORRAL_LANDLOCK_H
 
 #include "policy/policy.h"
-#include "supervisor/posture.h"
+#include "policy/posture.h"
 
 struct corral_ll_plan;
 

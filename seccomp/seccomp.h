@@ -7,7 +7,7 @@
 #include <linux/filter.h>
 
 #include "policy/policy.h"
-#include "supervisor/posture.h"
+#include "policy/posture.h"
 
 struct corral_bpf {
 	struct sock_filter *filter; /* malloc'd; NULL when len == 0 */
@@ -75,7 +75,7 @@ enum {
 	CORRAL_SC_NO_LANDLOCK = 1 << 3, /* only when Landlock is not applied */
 	CORRAL_SC_UNIX_REFUSED = 1 << 4, /* only when socket(AF_UNIX) is refused (no Unix mediation) */
 	CORRAL_SC_UNIX_ALLOWED = 1 << 5, /* only when pathname Unix sockets are mediated
-					  * (supervisor/unotify.c, or Landlock ABI 9) */
+					  * (supervisor/local/unotify/unotify.c, or Landlock ABI 9) */
 	CORRAL_SC_NET_ALL = CORRAL_SC_NET_NONE | CORRAL_SC_NET_LOOPBACK | CORRAL_SC_NET_HOST,
 };
 

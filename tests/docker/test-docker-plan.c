@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "policy/policy.h"
-#include "supervisor/docker.h"
+#include "supervisor/docker/docker.h"
 
 /* Under $TMPDIR when set, so the suite also runs inside corral (TMPDIR is its private tmp). */
 static char tmpdir[200];

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The filters precompiled at build time (supervisor/seccomp_cache.c) are
+ * The filters precompiled at build time (seccomp/cache.c) are
  * exactly what corral_seccomp_compile_abi produces now, promises included,
  * for every network mode and Landlock ABI; and a policy the table does not
  * hold falls through to a real compile.
@@ -10,7 +10,7 @@
 
 #include "policy/policy.h"
 #include "seccomp/seccomp.h"
-#include "supervisor/sandbox.h"
+#include "supervisor/exec/sandbox.h"
 #include "tests/common.h"
 
 int main(void)

@@ -36,7 +36,7 @@
 #include "landlock/uapi.h"
 #include "policy/policy.h"
 #include "seccomp/seccomp.h"
-#include "supervisor/posture.h"
+#include "policy/posture.h"
 #include "tests/common.h"
 
 #define FAILF(...)                                                                 \

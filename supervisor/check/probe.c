@@ -1,0 +1,454 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * corral_probe: what this host can enforce, and the posture of a policy on
+ * it. Fast (a few milliseconds): one forked child for the user-namespace
+ * test, one connect to the docker socket, no exec.
+ */
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "internal/util.h"
+#include "landlock/landlock.h"
+#include "policy/policy.h"
+#include "seccomp/seccomp.h"
+#include "supervisor/docker/docker.h"
+#include "supervisor/local/netns.h"
+#include "policy/posture.h"
+#include "supervisor/exec/sandbox.h"
+#include "supervisor/local/unotify/unotify.h"
+
+/* The docker daemon must answer /_ping within this; probe stays fast. */
+#define DOCKER_PING_TIMEOUT_MS 150
+
+/*
+ * Whether this process may create a user namespace. Sysctls alone do not
+ * tell (Ubuntu's AppArmor userns restriction, seccomp in a container), so
+ * a forked child tries it; the child only calls unshare and _exit.
+ */
+static bool probe_user_namespaces(void)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return false;
+	if (pid == 0)
+		_exit(unshare(CLONE_NEWUSER) == 0 ? 0 : 1);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return false;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+static long elapsed_ms(const struct timespec *start)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - start->tv_sec) * 1000 + (now.tv_nsec - start->tv_nsec) / 1000000;
+}
+
+/* Wait for |events| on |fd| within what is left of the ping's budget. */
+static bool wait_fd(int fd, short events, const struct timespec *start)
+{
+	struct pollfd pfd = { .fd = fd, .events = events };
+
+	for (;;) {
+		long left = DOCKER_PING_TIMEOUT_MS - elapsed_ms(start);
+		int r;
+
+		if (left <= 0)
+			return false;
+		r = poll(&pfd, 1, (int)left);
+		if (r > 0)
+			return (pfd.revents & events) != 0;
+		if (r == 0 || errno != EINTR)
+			return false;
+	}
+}
+
+/* The Unix socket of the docker daemon, as run finds it; NULL: reached otherwise, not probed. */
+static const char *docker_socket_path(void)
+{
+	extern char **environ;
+
+	return corral_docker_daemon_socket(environ);
+}
+
+/* The HTTP status of "GET |what|" to the docker daemon's socket, or -1 when none answers. */
+static int docker_get(const char *what)
+{
+	char req[512];
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	_cleanup_close_ int fd = -1;
+	const char *path = docker_socket_path();
+	struct timespec start;
+	char buf[256];
+	size_t got = 0, sent = 0, reqlen;
+	int n0 = snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: docker\r\n\r\n", what);
+
+	if (n0 < 0 || (size_t)n0 >= sizeof(req) || !path || strlen(path) >= sizeof(sa.sun_path))
+		return -1;
+	reqlen = (size_t)n0;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		if (errno != EINPROGRESS && errno != EAGAIN)
+			return -1;
+		if (!wait_fd(fd, POLLOUT, &start))
+			return -1;
+	}
+	while (sent < reqlen) {
+		ssize_t n = send(fd, req + sent, reqlen - sent, MSG_NOSIGNAL);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN || !wait_fd(fd, POLLOUT, &start))
+				return -1;
+			continue;
+		}
+		sent += (size_t)n;
+	}
+	while (got < sizeof(buf) - 1) {
+		ssize_t n = recv(fd, buf + got, sizeof(buf) - 1 - got, 0);
+
+		if (n == 0)
+			break;
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN || !wait_fd(fd, POLLIN, &start))
+				break;
+			continue;
+		}
+		got += (size_t)n;
+		buf[got] = '\0';
+		if (strstr(buf, "\r\n"))
+			break; /* the status line is all we need */
+	}
+	buf[got] = '\0';
+	if (strncmp(buf, "HTTP/1.", 7) != 0 || got < 12)
+		return -1;
+	return atoi(buf + 9);
+}
+
+/* Does a docker daemon answer "GET /_ping" with HTTP 200 on its socket? */
+static bool probe_docker(void)
+{
+	return docker_get("/_ping") == 200;
+}
+
+/*
+ * What the docker provider enforces: the container, not Landlock or corral's
+ * seccomp filter (docs/providers.md, "Posture"). |uid| is the identity
+ * decided for the container.
+ */
+static void docker_promises(const struct corral_policy *p, uid_t uid, struct corral_posture *ps)
+{
+	bool net_none = p->network != CORRAL_NET_HOST;
+
+	corral_posture_add(ps, "fs.write", CORRAL_PROMISE_ENFORCED,
+			   "writes outside the root and fs.read_write: the container's root filesystem is --read-only, /tmp a private tmpfs");
+	corral_posture_add(ps, "fs.read", CORRAL_PROMISE_ENFORCED,
+			   "reads of host files outside the root, fs.read_write and fs.read_only: the container sees only its image and those bind mounts");
+	if (net_none)
+		corral_posture_add(ps, "net.none", CORRAL_PROMISE_ENFORCED,
+				   "no network: --network none (a private namespace with only lo)");
+	else
+		corral_posture_add(ps, "net.none", CORRAL_PROMISE_NA,
+				   "network host asked for: --network host, the host's network namespace: its "
+				   "abstract Unix sockets too (no Landlock scope in the container, unlike the local provider)");
+	corral_posture_add(ps, "net.no_io_uring", CORRAL_PROMISE_NA,
+			   "io_uring is not filtered: docker's default seccomp profile allows io_uring_setup on this docker version; it reaches nothing the container's namespaces do not already allow (no network under --network none)");
+	corral_posture_add(ps, "scope.processes", CORRAL_PROMISE_ENFORCED,
+			   "signals, ptrace and /proc of processes outside the container: its own pid namespace");
+	corral_posture_add(ps, "seccomp.docker_default", CORRAL_PROMISE_ENFORCED,
+			   "docker's default seccomp profile (not corral's filter)");
+	corral_posture_add(ps, "priv.no_new_privs", CORRAL_PROMISE_ENFORCED,
+			   "--security-opt no-new-privileges");
+	corral_posture_add(ps, "priv.no_capabilities", CORRAL_PROMISE_ENFORCED, "--cap-drop ALL");
+	if (uid == 0)
+		corral_posture_add(ps, "identity.non_root", CORRAL_PROMISE_NA,
+				   "user root asked for: uid 0 in the container, every capability dropped");
+	else
+		corral_posture_add(ps, "identity.non_root", CORRAL_PROMISE_ENFORCED,
+				   "the container runs as uid %u (--user)", (unsigned)uid);
+	corral_posture_add(ps, "limits.cgroup", CORRAL_PROMISE_ENFORCED,
+			   "memory and processes: the container's cgroup (--memory, --pids-limit); cpu, file size, open files: --ulimit");
+	corral_posture_add(ps, "lifetime", CORRAL_PROMISE_ENFORCED,
+			   "the container is killed and removed at the deadline, at exit, or when corral dies");
+}
+
+static const char *state_name(int state)
+{
+	switch (state) {
+	case CORRAL_PROMISE_ENFORCED:
+		return "enforced";
+	case CORRAL_PROMISE_DROPPED:
+		return "dropped";
+	default:
+		return "not_applicable";
+	}
+}
+
+static const char *network_name(int n)
+{
+	return n == CORRAL_NET_HOST ? "host" : n == CORRAL_NET_LOOPBACK ? "loopback" : "none";
+}
+
+static const struct corral_promise *find_promise(const struct corral_posture *ps, const char *id)
+{
+	for (size_t i = 0; i < ps->n; i++)
+		if (strcmp(ps->items[i].id, id) == 0)
+			return &ps->items[i];
+	return NULL;
+}
+
+/*
+ * Can the command reach a network? With "host", yes. Otherwise only the
+ * socket filter keeps inet sockets from being created (Landlock's TCP rules
+ * leave UDP and raw sockets open), so "no" needs an enforced seccomp
+ * network promise and no dropped one.
+ */
+static bool posture_egress(const struct corral_policy *p, const struct corral_posture *ps,
+			   bool seccomp_ok)
+{
+	bool socket_filter = false;
+
+	if (p->network == CORRAL_NET_HOST || !seccomp_ok)
+		return true;
+	for (size_t i = 0; i < ps->n; i++) {
+		const struct corral_promise *pr = &ps->items[i];
+
+		if (strncmp(pr->id, "net.", 4) != 0 || strcmp(pr->id, "net.tcp_landlock") == 0)
+			continue;
+		if (pr->state == CORRAL_PROMISE_DROPPED)
+			return true;
+		if (pr->state == CORRAL_PROMISE_ENFORCED)
+			socket_filter = true;
+	}
+	return !socket_filter;
+}
+
+static int root_absolute(const char *root, char **out, struct corral_error *err)
+{
+	char *r;
+
+	if (root)
+		r = realpath(root, NULL);
+	else
+		r = getcwd(NULL, 0);
+	if (!r)
+		return corral_err(err, errno == ENOENT ? CORRAL_E_NOT_FOUND : CORRAL_E_SETUP, errno,
+				  "root %s: %s", root ? root : "(current directory)", corral_strerror(errno));
+	*out = r;
+	return 0;
+}
+
+_public_ int corral_probe(const struct corral_policy *p, char **json_out, struct corral_error *err)
+{
+	struct corral_policy *defaults = NULL, *work = NULL;
+	struct corral_netns_plan netns;
+	char netns_why[200];
+	struct corral_posture *ps = NULL;
+	struct corral_ll_plan *plan = NULL;
+	struct corral_bpf bpf = {};
+	struct corral_error serr = {};
+	_cleanup_free_ char *root = NULL;
+	json_t *o = NULL, *promises = NULL;
+	const struct corral_promise *dropped;
+	struct corral_error ierr = {};
+	bool seccomp_ok, fs_confined, identity_refused = false;
+	json_t *refusal;
+	int r;
+
+	if (!json_out)
+		return corral_err(err, CORRAL_E_INTERNAL, EINVAL, "probe: no output");
+	if (!p) {
+		r = corral_policy_new(&defaults);
+		if (r < 0)
+			return corral_err(err, CORRAL_E_INTERNAL, -r, "probe: default policy: %s",
+					  corral_strerror(-r));
+		p = defaults;
+	}
+	ps = calloc(1, sizeof(*ps));
+	if (!ps) {
+		r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+		goto out;
+	}
+	/* The network-namespace check may turn best-effort "loopback" into "none". */
+	work = corral_policy_dup(p);
+	if (!work) {
+		r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+		goto out;
+	}
+	p = work;
+	r = root_absolute(p->root, &root, err);
+	if (r < 0)
+		goto out;
+	r = corral_policy_check_paths(p, err);
+	if (r < 0)
+		goto out;
+	if (p->provider == CORRAL_PROVIDER_DOCKER) {
+		uid_t uid = 0;
+		gid_t gid;
+
+		/* The same identity decision corral_docker_prepare makes. */
+		if (corral_docker_identity(p, root, &uid, &gid, &ierr) < 0)
+			identity_refused = true;
+		docker_promises(p, uid, ps);
+		/* And what run would stop at: an extra path that is not there, no daemon, or (never pulling) no image. */
+		for (int k = 0; k < 2 && !identity_refused; k++) {
+			const struct corral_strv *v = k ? &p->fs.read_only : &p->fs.read_write;
+
+			for (size_t i = 0; i < v->n && !identity_refused; i++) {
+				struct stat st;
+
+				if (k && corral_is_default_read_only(v->v[i]))
+					continue; /* the image brings its own system */
+				if (stat(v->v[i], &st) < 0) {
+					corral_err(&ierr, CORRAL_E_SETUP, errno, "%s: %s: %s",
+						   k ? "fs.read_only" : "fs.read_write", v->v[i], corral_strerror(errno));
+					identity_refused = true;
+				}
+			}
+		}
+		if (!identity_refused) {
+			char what[400];
+			int st;
+
+			if (!docker_socket_path()) {
+				/* tcp://, ssh://, another context: only the client could tell; run will */
+			} else if (!probe_docker()) {
+				corral_err(&ierr, CORRAL_E_SETUP, ECONNREFUSED,
+					   "docker provider: no docker daemon answers on %s",
+					   docker_socket_path() ? docker_socket_path() : "(no socket)");
+				identity_refused = true;
+			} else if (!p->docker.pull && p->docker.image &&
+				   snprintf(what, sizeof(what), "/images/%s/json", p->docker.image) < (int)sizeof(what) &&
+				   (st = docker_get(what)) == 404) {
+				corral_err(&ierr, CORRAL_E_NOT_FOUND, ENOENT,
+					   "docker provider: image %s is not present and docker.pull is false",
+					   p->docker.image);
+				identity_refused = true;
+			}
+		}
+		seccomp_ok = true;
+		memset(&netns, 0, sizeof(netns));
+		goto report;
+	}
+	corral_netns_posture(work, &netns, ps);
+	r = corral_ll_plan_new(p, root, ps, &plan, err);
+	if (r < 0)
+		goto out;
+
+	{
+		int handover, um = corral_unix_mode(p, corral_landlock_abi(), &handover, ps);
+
+		seccomp_ok = corral_seccomp_compile_unix(p, corral_landlock_abi(),
+							 um == CORRAL_UNIX_MEDIATED || um == CORRAL_UNIX_LANDLOCK,
+							 handover, ps, &bpf, &serr) == 0;
+	}
+	if (!seccomp_ok)
+		corral_posture_add(ps, "seccomp.filter", CORRAL_PROMISE_DROPPED, "seccomp filter: %s",
+				   serr.message[0] ? serr.message : "cannot be compiled");
+	corral_bpf_free(&bpf);
+	corral_posture_add(ps, "priv.no_new_privs", CORRAL_PROMISE_ENFORCED,
+			   "no_new_privs: setuid and file capabilities cannot raise privilege");
+	{
+		uid_t uid;
+		gid_t gid;
+
+		/* The decision corral_sandbox_new makes: the same refusal when nobody can write the root. */
+		if (corral_identity_preview(p, root, &uid, &gid, ps, &ierr) < 0) {
+			identity_refused = true;
+		} else {
+			/* And its process limit: uid 0 needs a pids cgroup, which only root can make. */
+			struct corral_cgroup_parents cg = {};
+			bool pids_cg = false, mem_cg = false;
+
+			if (geteuid() == 0) {
+				corral_cgroup_detect(&cg);
+				pids_cg = cg.dir[CORRAL_CG_PIDS] || (cg.dir[CORRAL_CG_UNIFIED] && cg.v2_pids);
+				mem_cg = cg.dir[CORRAL_CG_MEMORY] || (cg.dir[CORRAL_CG_UNIFIED] && cg.v2_memory);
+				corral_cgroup_parents_clear(&cg);
+			}
+			corral_processes_posture(p, uid == 0, pids_cg, ps);
+			corral_memory_posture(p, mem_cg, ps);
+		}
+	}
+report:
+
+	{
+		const struct corral_promise *w = find_promise(ps, "fs.write");
+		const struct corral_promise *rd = find_promise(ps, "fs.read");
+
+		fs_confined = w && rd && w->state == CORRAL_PROMISE_ENFORCED &&
+			      rd->state == CORRAL_PROMISE_ENFORCED;
+	}
+
+	promises = json_array();
+	if (!promises)
+		goto oom;
+	for (size_t i = 0; i < ps->n; i++) {
+		const struct corral_promise *pr = &ps->items[i];
+
+		if (json_array_append_new(promises, json_pack("{s:s,s:s,s:s}", "id", pr->id, "state",
+							      state_name(pr->state), "why", pr->why)) < 0)
+			goto oom;
+	}
+	dropped = corral_posture_first_dropped(ps);
+	if (identity_refused)
+		refusal = json_string(ierr.message);
+	else if (dropped && p->compat != CORRAL_COMPAT_BEST_EFFORT)
+		refusal = json_string(dropped->why);
+	else
+		refusal = json_null();
+	o = json_pack("{s:i,s:i,s:b,s:b,s:b,s:b,s:b,s:s,s:s,s:s,s:s,s:b,s:b,s:b,s:o*,s:O}",
+		      "landlock_abi", corral_landlock_abi(),
+		      "landlock_errata", corral_ll_errata(),
+		      "seccomp", corral_seccomp_available(),
+		      "user_namespaces", probe_user_namespaces(),
+		      "network_namespaces", corral_netns_check(&netns, netns_why, sizeof(netns_why)) == 0,
+		      "docker", probe_docker(),
+		      "running_as_root", geteuid() == 0,
+		      "root", root,
+		      "network", network_name(p->network),
+		      "compat", p->compat == CORRAL_COMPAT_BEST_EFFORT ? "best-effort" : "strict",
+		      "provider", p->provider == CORRAL_PROVIDER_DOCKER ? "docker" : "local",
+		      "egress", posture_egress(p, ps, seccomp_ok),
+		      "fs_confined", fs_confined,
+		      "runnable", !json_is_string(refusal),
+		      "refusal", refusal,
+		      "promises", promises);
+	if (!o)
+		goto oom;
+	*json_out = json_dumps(o, JSON_PRESERVE_ORDER);
+	if (!*json_out)
+		goto oom;
+	r = 0;
+	goto out;
+oom:
+	r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+out:
+	json_decref(o);
+	json_decref(promises);
+	corral_ll_plan_free(plan);
+	free(ps);
+	corral_policy_free(defaults);
+	corral_policy_free(work);
+	return r;
+}

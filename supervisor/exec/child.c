@@ -1,0 +1,543 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The child side of one run: the confinement steps of DESIGN.md "The life
+ * of one command", in that order, then execve.
+ *
+ * This code runs in a clone(CLONE_VM|CLONE_VFORK) child: it shares the
+ * parent's memory while the parent thread is suspended. So, beyond
+ * async-signal-safety, it must not write anything the parent owns, must not
+ * call malloc, and must not call glibc's set*id() wrappers (they broadcast
+ * the change to every thread of what glibc believes is its own process —
+ * the parent's threads): every credential change is a raw syscall. Errors
+ * go to the parent as (stage, errno) through a close-on-exec pipe.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/close_range.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "internal/syscalls.h"
+#include "landlock/landlock.h"
+#include "seccomp/seccomp.h"
+#include "supervisor/exec/sandbox.h"
+
+/*
+ * Sanitizer instrumentation has no place here: it would run on the
+ * borrowed stack, under the command's rlimits, and allocate.
+ */
+#define _child_ __attribute__((no_sanitize("address", "undefined")))
+
+#ifndef PR_CAP_AMBIENT
+#define PR_CAP_AMBIENT 47
+#define PR_CAP_AMBIENT_CLEAR_ALL 4
+#endif
+
+const char *corral_child_stage_name(int stage)
+{
+	static const char *const names[] = {
+		[STAGE_SIGNALS] = "signal dispositions",
+		[STAGE_SESSION] = "setsid",
+		[STAGE_TTY] = "terminal foreground group",
+		[STAGE_PDEATHSIG] = "PR_SET_PDEATHSIG",
+		[STAGE_PARENT] = "parent exited",
+		[STAGE_CGROUP] = "joining the run's cgroup",
+		[STAGE_SETGROUPS] = "setgroups",
+		[STAGE_SETRESGID] = "setresgid",
+		[STAGE_CAPBSET] = "dropping the capability bounding set",
+		[STAGE_AMBIENT] = "clearing ambient capabilities",
+		[STAGE_SETRESUID] = "setresuid",
+		[STAGE_CAPSET] = "capset",
+		[STAGE_RLIMIT] = "setrlimit",
+		[STAGE_STDIO] = "stdio",
+		[STAGE_CLOSE_FDS] = "closing inherited fds",
+		[STAGE_CHDIR] = "chdir to the root",
+		[STAGE_NO_NEW_PRIVS] = "no_new_privs",
+		[STAGE_LANDLOCK] = "landlock_restrict_self",
+		[STAGE_SECCOMP] = "seccomp",
+		[STAGE_EXEC] = "execve",
+		[STAGE_NETNS] = "creating the network namespace (network \"loopback\")",
+		[STAGE_USERNS_MAP] = "writing the user namespace's uid/gid maps (network \"loopback\")",
+		[STAGE_LOOPBACK_UP] = "bringing lo up (network \"loopback\")",
+		[STAGE_UNOTIFY] = "installing the Unix-socket mediation filter",
+	};
+	if (stage > 0 && (size_t)stage < ARRAY_SIZE(names) && names[stage])
+		return names[stage];
+	return "child setup";
+}
+
+static _child_ _Noreturn void fail_report(int err_w, const struct corral_child_report *rep)
+{
+	ssize_t _unused_ n;
+
+	n = write(err_w, rep, sizeof(*rep)); /* < PIPE_BUF: atomic */
+	_exit(127);
+}
+
+static _child_ _Noreturn void fail(int err_w, int stage, int e)
+{
+	struct corral_child_report rep = { .stage = stage, .err = e ? e : EIO };
+
+	fail_report(err_w, &rep);
+}
+
+/* Raw syscalls: see the header comment (no glibc setxid broadcast). */
+static _child_ long sys3(long nr, long a, long b, long c)
+{
+	return syscall(nr, a, b, c);
+}
+
+static _child_ int mark_cloexec_from(int lowfd)
+{
+	char buf[4096];
+	int dfd, r = 0;
+
+	/* Linux 5.11+: one call. */
+	if (syscall(SYS_close_range, (unsigned)lowfd, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
+		return 0;
+	/* Fallback without malloc: walk /proc/self/fd with getdents64. */
+	dfd = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	for (;;) {
+		long n = syscall(SYS_getdents64, dfd, buf, sizeof(buf));
+		if (n < 0) {
+			r = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		for (long off = 0; off < n;) {
+			struct corral_dirent64 *d = (void *)(buf + off);
+			int fd = 0;
+			bool num = d->name[0] != '\0';
+
+			for (const char *p = d->name; *p; p++) {
+				if (*p < '0' || *p > '9') {
+					num = false;
+					break;
+				}
+				fd = fd * 10 + (*p - '0');
+			}
+			if (num && fd >= lowfd && fd != dfd)
+				fcntl(fd, F_SETFD, FD_CLOEXEC);
+			off += d->reclen;
+		}
+	}
+	close(dfd);
+	return r;
+}
+
+/* dup2 that also clears FD_CLOEXEC when src == dst. */
+static _child_ int move_fd(int src, int dst)
+{
+	if (src < 0)
+		return 0;
+	if (src == dst) {
+		int fl = fcntl(src, F_GETFD);
+		if (fl < 0 || fcntl(src, F_SETFD, fl & ~FD_CLOEXEC) < 0)
+			return -errno;
+		return 0;
+	}
+	if (dup2(src, dst) < 0)
+		return -errno;
+	return 0;
+}
+
+static _child_ size_t str_len(const char *s)
+{
+	size_t n = 0;
+
+	while (s[n])
+		n++;
+	return n;
+}
+
+/*
+ * execve |file|; on ENOEXEC, a text file without a #! line runs as a /bin/sh
+ * script, as execvp and shells do (a binary for another system does not).
+ * Returns the errno of |file|'s execve.
+ */
+/* Text, not a binary for another system (as bash decides): no ELF magic, no NUL in the first line. */
+static _child_ bool looks_like_script(const char *file)
+{
+	char b[80];
+	ssize_t n;
+	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0)
+		return false;
+	n = read(fd, b, sizeof(b));
+	close(fd);
+	if (n <= 0)
+		return n == 0; /* an empty file: sh runs nothing, as execvp does */
+	if (n >= 4 && b[0] == 0x7f && b[1] == 'E' && b[2] == 'L' && b[3] == 'F')
+		return false;
+	for (ssize_t i = 0; i < n && b[i] != '\n'; i++)
+		if (b[i] == '\0')
+			return false;
+	return true;
+}
+
+/*
+ * execve said ENOENT (|e|): if |file| is there after all (readable or
+ * not), what is missing is its #! interpreter (named in |rep| when that is
+ * what is absent) or something further down: an ELF interpreter, or the
+ * interpreter's own interpreter (""). execve said EACCES: when |file| is a
+ * script whose interpreter exists but cannot be opened (outside the
+ * sandbox's paths), that interpreter is named. A CR before the newline
+ * stays at the end of the name (CRLF line endings), for the message to
+ * say so.
+ */
+static _child_ void note_interp(const char *file, int e, struct corral_child_report *rep)
+{
+	char b[sizeof(rep->interp) + 2], name[sizeof(rep->interp)];
+	ssize_t n = -1;
+	size_t i = 2, o = 0;
+	bool crlf = false;
+	int fd;
+
+	if (rep->has_interp) /* the first such candidate on PATH is the one named */
+		return;
+	fd = open(file, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	close(fd);
+	fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd >= 0) {
+		n = read(fd, b, sizeof(b));
+		close(fd);
+	}
+	name[0] = 0;
+	if (n >= 2 && b[0] == '#' && b[1] == '!') {
+		while (i < (size_t)n && (b[i] == ' ' || b[i] == '\t'))
+			i++;
+		/* Printed on the host's terminal: anything but printable ASCII becomes '?'. */
+		while (i < (size_t)n && o + 2 < sizeof(name) && b[i] != ' ' && b[i] != '\t' && b[i] != '\n' &&
+		       b[i] != '\0') {
+			if (b[i] == '\r' && (i + 1 == (size_t)n || b[i + 1] == '\n')) {
+				crlf = true; /* the kernel looks for "NAME\r" */
+				break;
+			}
+			name[o++] = b[i] > ' ' && b[i] < 0x7f ? b[i] : '?';
+			i++;
+		}
+		name[o] = 0;
+	}
+	if (e == EACCES) {
+		/* Only an executable script whose interpreter is there and cannot be opened. */
+		if (!name[0] || faccessat(AT_FDCWD, file, X_OK, AT_EACCESS) < 0 ||
+		    (fd = open(name, O_PATH | O_CLOEXEC)) < 0)
+			return;
+		close(fd);
+		fd = open(name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		if (fd >= 0 || errno != EACCES) {
+			if (fd >= 0)
+				close(fd);
+			return;
+		}
+	} else if (name[0] && !crlf && (fd = open(name, O_PATH | O_CLOEXEC)) >= 0) {
+		/* The interpreter is there: what is missing lies beyond it (its own #!, its loader). */
+		close(fd);
+		name[0] = 0;
+		o = 0;
+	}
+	rep->has_interp = true;
+	rep->interp_err = e;
+	memcpy(rep->interp, name, o + 1);
+	if (o && crlf && e == ENOENT) {
+		rep->interp[o] = '\r';
+		rep->interp[o + 1] = 0;
+	}
+}
+
+static _child_ int exec_one(const char *file, char *const *argv, char *const *envp, char **sh_argv,
+			    struct corral_child_report *rep)
+{
+	int e;
+
+	execve(file, argv, envp);
+	e = errno;
+	if (e == ENOEXEC && sh_argv && looks_like_script(file)) {
+		sh_argv[1] = (char *)file;
+		execve(sh_argv[0], sh_argv, envp);
+	}
+	if (e == ENOENT || e == EACCES)
+		note_interp(file, e, rep);
+	return e;
+}
+
+/*
+ * execve |file|, searching |path| like execvp (with its /bin/sh fallback
+ * for ENOEXEC, without malloc: |sh_argv| comes from the parent). Returns
+ * the errno to report: EACCES if any candidate was found but not
+ * executable, else the last meaningful error, else ENOENT.
+ */
+static _child_ int exec_search(const char *file, char *const *argv, char *const *envp, const char *path,
+			       char **sh_argv, struct corral_child_report *rep)
+{
+	char buf[4096];
+	bool eacces = false;
+	size_t flen;
+	int e;
+
+	for (const char *p = file; *p; p++)
+		if (*p == '/')
+			return exec_one(file, argv, envp, sh_argv, rep);
+	if (!*file)
+		return ENOENT;
+	flen = str_len(file);
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (const char *p = path;;) {
+		const char *end = p;
+		size_t dlen;
+
+		while (*end && *end != ':')
+			end++;
+		dlen = (size_t)(end - p);
+		if (dlen + 1 + flen + 1 <= sizeof(buf)) {
+			size_t n = 0;
+
+			if (dlen == 0) {
+				buf[n++] = '.';
+			} else {
+				memcpy(buf, p, dlen);
+				n = dlen;
+			}
+			buf[n++] = '/';
+			memcpy(buf + n, file, flen + 1);
+			e = exec_one(buf, argv, envp, sh_argv, rep);
+			switch (e) {
+			case EACCES:
+				eacces = true;
+				break;
+			case ENOENT:
+			case ENOTDIR:
+			case ESTALE:
+			case ENODEV:
+			case ETIMEDOUT:
+			case ELOOP:
+			case ENAMETOOLONG:
+				break;
+			default:
+				/* Found but unusable (ETXTBSY, E2BIG, ENOEXEC with no /bin/sh...): stop like execvp. */
+				return e;
+			}
+		}
+		if (!*end)
+			break;
+		p = end + 1;
+	}
+	return eacces ? EACCES : ENOENT;
+}
+
+_child_ int corral_child_main(void *arg)
+{
+	const struct corral_child *c = arg;
+	const struct corral_sandbox *sb = c->sb;
+	const struct corral_run *run = c->run;
+	const bool mediated = sb && sb->unotify && run && run->un_child >= 0;
+	/* Fds this child uses to the end: its own copies, which the hand-over may move. */
+	int root_fd = sb ? sb->root_fd : -1, ruleset_fd = run ? run->ruleset_fd : -1;
+	int src[3] = { c->fd_in, c->fd_out, c->fd_err }, err_w = c->err_w;
+	sigset_t empty;
+
+	/*
+	 * Handlers installed by the host would run on this borrowed stack and
+	 * on the parent's memory: reset every handled signal to its default
+	 * while every signal is still blocked (the parent blocked them around
+	 * clone). Ignored signals are reset too: the command starts clean.
+	 */
+	for (int s = 1; s <= 64; s++) {
+		/*
+		 * The kernel's struct sigaction (handler, flags, restorer, mask),
+		 * through the raw call: the C libraries' wrappers refuse the
+		 * signals they keep for themselves (glibc 32-33, musl 32-34), and
+		 * an ignored one of those would reach the command.
+		 */
+		struct {
+			void (*handler)(int);
+			unsigned long flags;
+			void (*restorer)(void);
+			uint64_t mask;
+		} ksa = { .handler = SIG_DFL };
+
+		if (s == SIGKILL || s == SIGSTOP)
+			continue;
+		syscall(SYS_rt_sigaction, (long)s, &ksa, NULL, (long)sizeof(ksa.mask));
+	}
+
+	/* Own process group; a new session (no controlling terminal) unless interactive. */
+	if (c->interactive) {
+		if (setpgid(0, 0) < 0)
+			fail(err_w, STAGE_SESSION, errno);
+		/* SIGTTOU is blocked here, so a background group may take the terminal. */
+		if (tcsetpgrp(0, getpid()) < 0)
+			fail(err_w, STAGE_TTY, errno);
+	} else if (setsid() < 0) {
+		fail(err_w, STAGE_SESSION, errno);
+	}
+
+	/* Die with the parent; then make sure it did not die already. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		fail(err_w, STAGE_PDEATHSIG, errno);
+	if (getppid() != c->parent)
+		fail(err_w, STAGE_PARENT, ESRCH);
+
+	if (run) {
+		/* "0" is the writer itself (v1 and v2); done before dropping privileges. */
+		for (int i = 0; i < CORRAL_CG_MAX; i++)
+			if (run->cg_fd[i] >= 0 && write(run->cg_fd[i], "0", 1) != 1)
+				fail(err_w, STAGE_CGROUP, errno);
+	}
+
+	/* Before the identity switch: as root, unshare needs CAP_SYS_ADMIN. */
+	if (sb && sb->netns.mode) {
+		int stage = STAGE_NETNS, r = corral_netns_enter(&sb->netns, &stage);
+
+		if (r < 0)
+			fail(err_w, stage, -r);
+	}
+
+	if (sb && sb->switch_identity) {
+		gid_t gid = sb->gid;
+
+		if (sys3(SYS_setgroups, 1, (long)&gid, 0) < 0)
+			fail(err_w, STAGE_SETGROUPS, errno);
+		if (sys3(SYS_setresgid, gid, gid, gid) < 0)
+			fail(err_w, STAGE_SETRESGID, errno);
+	}
+	if (sb && sb->drop_caps) {
+		struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+		struct __user_cap_data_struct data[2] = {};
+
+		/*
+		 * The bounding set needs CAP_SETPCAP, so it goes before the uid
+		 * switch; setresuid to a non-zero uid then clears the permitted,
+		 * effective and ambient sets, and capset clears what uid 0 keeps.
+		 */
+		/* Up to the kernel's last capability: EINVAL names the first one past it. */
+		for (int cap = 0; cap < 64; cap++)
+			if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
+				if (errno == EINVAL)
+					break;
+				fail(err_w, STAGE_CAPBSET, errno);
+			}
+		if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+			fail(err_w, STAGE_AMBIENT, errno);
+		if (sb->switch_identity && sys3(SYS_setresuid, sb->uid, sb->uid, sb->uid) < 0)
+			fail(err_w, STAGE_SETRESUID, errno);
+		if (syscall(SYS_capset, &hdr, data) < 0)
+			fail(err_w, STAGE_CAPSET, errno);
+	}
+	if (sb && sb->switch_identity) {
+		/*
+		 * The kernel clears the parent-death signal when the euid/egid
+		 * change: set it again, then check the parent once more.
+		 */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+			fail(err_w, STAGE_PDEATHSIG, errno);
+		if (getppid() != c->parent)
+			fail(err_w, STAGE_PARENT, ESRCH);
+	}
+
+	/* Before the rlimits: the hand-over fd lies above the command's RLIMIT_NOFILE. */
+	if (mediated) {
+		int *const keep[] = { &err_w, &root_fd, &ruleset_fd, &src[0], &src[1], &src[2] };
+		int r = corral_unotify_child_prepare(sb->unotify, run->un_child, keep, ARRAY_SIZE(keep));
+
+		if (r < 0)
+			fail(err_w, STAGE_UNOTIFY, -r);
+	}
+
+	/*
+	 * With the mediation, RLIMIT_NOFILE waits until its listener fd
+	 * exists: every inherited fd is still open here (close-on-exec, not
+	 * closed), so a low limit would leave no number free for it.
+	 */
+	for (int i = 0; c->rlimits && i < RLIM_NLIMITS; i++)
+		if (c->rlimits->set[i] && !(i == RLIMIT_NOFILE && mediated) &&
+		    setrlimit(i, &c->rlimits->rl[i]) < 0)
+			fail(err_w, STAGE_RLIMIT, errno);
+
+	/* stdio: first lift any source out of 0..2 so one dup2 cannot clobber another. */
+	for (int i = 0; i < 3; i++)
+		if (src[i] >= 0 && src[i] <= 2 && src[i] != i) {
+			src[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 3);
+			if (src[i] < 0)
+				fail(err_w, STAGE_STDIO, errno);
+		}
+	for (int i = 0; i < 3; i++)
+		if (move_fd(src[i], i) < 0)
+			fail(err_w, STAGE_STDIO, errno);
+
+	/*
+	 * Every other fd is closed at execve: marked close-on-exec rather than
+	 * closed now, because the error pipe and the ruleset are still needed.
+	 */
+	if (mark_cloexec_from(3) < 0)
+		fail(err_w, STAGE_CLOSE_FDS, errno);
+
+	if (sb) {
+		if (fchdir(root_fd) < 0)
+			fail(err_w, STAGE_CHDIR, errno);
+	} else if (c->cwd && chdir(c->cwd) < 0) {
+		fail(err_w, STAGE_CHDIR, errno);
+	}
+
+	/* The command starts with an empty signal mask. */
+	sigemptyset(&empty);
+	if (c->reset_mask && sigprocmask(SIG_SETMASK, &empty, NULL) < 0)
+		fail(err_w, STAGE_SIGNALS, errno);
+
+	/* Started pinned to the parent's CPU (engine.c): the command gets the parent's own mask. */
+	if (c->cpus)
+		(void)sched_setaffinity(0, sizeof(*c->cpus), c->cpus);
+
+	if (sb) {
+		int r;
+
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+			fail(err_w, STAGE_NO_NEW_PRIVS, errno);
+		if (ruleset_fd >= 0) {
+			r = corral_ll_restrict_self(ruleset_fd);
+			if (r < 0)
+				fail(err_w, STAGE_LANDLOCK, -r);
+		}
+		/* Last, so nothing after it needs a denied call. */
+		if (sb->unotify && run && run->un_child >= 0) {
+			/* The same filter, with a listener handed to the parent. */
+			r = corral_unotify_child_install(sb->unotify, &sb->bpf);
+			if (r < 0)
+				fail(err_w, STAGE_UNOTIFY, -r);
+			if (c->rlimits && c->rlimits->set[RLIMIT_NOFILE] &&
+			    setrlimit(RLIMIT_NOFILE, &c->rlimits->rl[RLIMIT_NOFILE]) < 0)
+				fail(err_w, STAGE_RLIMIT, errno);
+		} else if (sb->have_bpf) {
+			r = corral_seccomp_install(&sb->bpf);
+			if (r < 0)
+				fail(err_w, STAGE_SECCOMP, -r);
+		}
+	}
+
+	((struct corral_child *)c)->reached_exec = true;
+	{
+		struct corral_child_report rep = { .stage = STAGE_EXEC };
+
+		rep.err = exec_search(c->argv[0], c->argv, c->envp, c->path, c->sh_argv, &rep);
+		if (!rep.err)
+			rep.err = EIO;
+		if (rep.err != rep.interp_err)
+			rep.has_interp = false;
+		fail_report(err_w, &rep);
+	}
+}

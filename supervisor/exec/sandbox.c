@@ -1,0 +1,694 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The sandbox object: built once from a policy (root opened, identity
+ * decided, Landlock plan, seccomp BPF, environment, cgroup parents), then
+ * any number of runs through corral_sandbox_exec — thread-safe, because
+ * each run keeps its own state in a struct corral_run and only reads |sb|.
+ */
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <poll.h>
+#include <math.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "supervisor/exec/engine.h"
+#include "supervisor/exec/sandbox.h"
+
+#define DEFAULT_TIMEOUT 30.0
+#define DEFAULT_OUTPUT (1024 * 1024)
+
+/*
+ * The /proc walk behind RLIMIT_NPROC costs about as much as the rest of
+ * the setup together, so it runs in a thread alongside it; the first run
+ * takes its count.
+ *
+ * The count is waited for without pthread_join. Under `corral run` the
+ * thread belongs to the top process and the supervisor process (a
+ * CLONE_VM child) waits for it, and when the top process is killed
+ * (SIGKILL) the thread dies with it, unfinished. glibc's pthread_join
+ * returns even then (it waits on the thread id the kernel clears), musl's
+ * waits forever (on a word only a finishing thread writes). So the thread
+ * stores its count and a done word (a futex), and count_wait stops
+ * waiting when the thread is gone (tgkill 0: ESRCH), when the run is
+ * cancelled, when the waiter is a fork of the thread's process (its copy
+ * of the done word never changes), or when the thread has not even
+ * started after COUNT_PATIENCE_MS. The thread writes nothing but its job,
+ * and is joined by the process that started it (corral_sandbox_free).
+ */
+#define COUNT_PATIENCE_MS 2000
+#define COUNT_GONE (-2L)
+#define COUNT_CANCELLED (-3L)
+
+/* Bumped in the child of every fork(): a job of an older generation is the parent's. */
+static unsigned g_fork_generation;
+static pthread_once_t g_atfork_once = PTHREAD_ONCE_INIT;
+
+/*
+ * The first count's lock (nproc_base) is process-wide, and a fork starts
+ * with it free: the fork's copy may be held by a thread it does not have
+ * (engine.c's atfork_child does the same for its lock; only the forking
+ * thread exists there). A count job of the parent's generation then
+ * answers COUNT_GONE, and the fork counts for itself.
+ */
+static pthread_mutex_t g_nproc_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/*
+ * A count started before any sandbox exists (the CLI starts it first
+ * thing, so the walk overlaps its option parsing too), handed to the
+ * first sandbox that needs the same uid's count; joined by the first
+ * sandbox freed otherwise (corral run's top process relies on having no
+ * other thread left once its sandbox is freed).
+ */
+static struct {
+	pthread_mutex_t lock;
+	bool started, claimed;
+	pthread_t thread;
+	struct corral_count_job job;
+} g_prefetch = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void on_fork_child(void)
+{
+	g_fork_generation++;
+	pthread_mutex_init(&g_nproc_lock, NULL);
+	pthread_mutex_init(&g_prefetch.lock, NULL);
+}
+
+static void register_atfork(void)
+{
+	(void)pthread_atfork(NULL, NULL, on_fork_child);
+}
+
+static void *count_thread(void *arg)
+{
+	struct corral_count_job *job = arg;
+	long n;
+
+	__atomic_store_n(&job->tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	n = corral_count_uid_tasks(job->uid, 0);
+	job->count = n;
+	__atomic_store_n(&job->done, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &job->done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+	return NULL;
+}
+
+static int count_start(struct corral_count_job *job, pthread_t *thread, uid_t uid)
+{
+	pthread_once(&g_atfork_once, register_atfork);
+	*job = (struct corral_count_job){ .uid = uid, .tgid = getpid(), .generation = g_fork_generation };
+	return pthread_create(thread, NULL, count_thread, job);
+}
+
+/* The job's count, or COUNT_GONE / COUNT_CANCELLED when it will not come (see above). */
+static long count_wait(struct corral_count_job *job, int cancel_fd)
+{
+	if (job->generation != g_fork_generation)
+		return COUNT_GONE;
+	for (int waited = 0; !__atomic_load_n(&job->done, __ATOMIC_ACQUIRE); waited += 10) {
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		struct pollfd pfd = { .fd = cancel_fd, .events = POLLIN };
+		int tid;
+
+		/* A private futex: the waiter shares the thread's memory (CLONE_VM). */
+		syscall(SYS_futex, &job->done, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
+		if (__atomic_load_n(&job->done, __ATOMIC_ACQUIRE))
+			break;
+		if (cancel_fd >= 0 && poll(&pfd, 1, 0) > 0)
+			return COUNT_CANCELLED;
+		tid = __atomic_load_n(&job->tid, __ATOMIC_ACQUIRE);
+		if (tid > 0 && syscall(SYS_tgkill, (long)job->tgid, (long)tid, 0L) < 0 && errno == ESRCH) {
+			/* Gone: done (then its count stands), or killed before it. */
+			if (__atomic_load_n(&job->done, __ATOMIC_ACQUIRE))
+				break;
+			return COUNT_GONE;
+		}
+		if (tid == 0 && waited >= COUNT_PATIENCE_MS)
+			return COUNT_GONE;
+	}
+	return job->count;
+}
+
+
+_public_ void corral_nproc_prefetch(uid_t uid)
+{
+	pthread_mutex_lock(&g_prefetch.lock);
+	if (!g_prefetch.started)
+		g_prefetch.started = count_start(&g_prefetch.job, &g_prefetch.thread, uid) == 0;
+	pthread_mutex_unlock(&g_prefetch.lock);
+}
+
+/* Not in a fork of the process that started it: the thread is not there. */
+static bool prefetch_ours(void)
+{
+	return g_prefetch.started && !g_prefetch.claimed && g_prefetch.job.tgid == getpid() &&
+	       g_prefetch.job.generation == g_fork_generation;
+}
+
+static bool prefetch_claim(uid_t uid, pthread_t *thread)
+{
+	bool ok;
+
+	pthread_mutex_lock(&g_prefetch.lock);
+	ok = prefetch_ours() && g_prefetch.job.uid == uid;
+	if (ok) {
+		g_prefetch.claimed = true;
+		*thread = g_prefetch.thread;
+	}
+	pthread_mutex_unlock(&g_prefetch.lock);
+	return ok;
+}
+
+static void prefetch_release(void)
+{
+	pthread_mutex_lock(&g_prefetch.lock);
+	if (prefetch_ours()) {
+		g_prefetch.claimed = true;
+		pthread_join(g_prefetch.thread, NULL);
+	}
+	pthread_mutex_unlock(&g_prefetch.lock);
+}
+
+/*
+ * |cancel_fd|: the run's (readable: cancelled), or -1. A cancelled run
+ * gets -1 (no baseline: the run is about to be killed) and leaves the
+ * count to the next run.
+ */
+static long nproc_base(struct corral_sandbox *sb, int cancel_fd)
+{
+	long v;
+
+	pthread_mutex_lock(&g_nproc_lock);
+	if (sb->nproc_pending) {
+		v = count_wait(sb->nproc_job, cancel_fd);
+		if (v == COUNT_CANCELLED) {
+			pthread_mutex_unlock(&g_nproc_lock);
+			return -1;
+		}
+		/* Walked here: leave out the process that started the thread too, as it did. */
+		if (v == COUNT_GONE)
+			v = corral_count_uid_tasks(sb->nproc_uid, sb->nproc_self);
+		sb->nproc_base = v;
+		sb->nproc_pending = false;
+	}
+	v = sb->nproc_base;
+	pthread_mutex_unlock(&g_nproc_lock);
+	return v;
+}
+
+void corral_processes_posture(const struct corral_policy *p, bool uid0, bool pids_cg, struct corral_posture *ps)
+{
+	if (!uid0)
+		corral_posture_add(ps, "limits.processes", CORRAL_PROMISE_ENFORCED, "%llu processes: %s",
+				   (unsigned long long)p->limits.processes,
+				   pids_cg ? "a pids cgroup per run" :
+				   "RLIMIT_NPROC, relative to the uid's current task count");
+	else if (pids_cg)
+		corral_posture_add(ps, "limits.processes", CORRAL_PROMISE_ENFORCED,
+				   "%llu processes: pids cgroup (uid 0 is exempt from RLIMIT_NPROC)",
+				   (unsigned long long)p->limits.processes);
+	else
+		corral_posture_add(ps, "limits.processes", CORRAL_PROMISE_DROPPED,
+				   "the command runs as uid 0, which RLIMIT_NPROC does not bound, and no pids "
+				   "cgroup can be created here");
+}
+
+void corral_memory_posture(const struct corral_policy *p, bool mem_cg, struct corral_posture *ps)
+{
+	unsigned long long m = p->limits.memory;
+	char size[48];
+
+	if (m % (1ULL << 30) == 0)
+		snprintf(size, sizeof(size), "%llu GiB", m >> 30);
+	else if (m % (1ULL << 20) == 0)
+		snprintf(size, sizeof(size), "%llu MiB", m >> 20);
+	else
+		snprintf(size, sizeof(size), "%llu bytes", m);
+	if (mem_cg)
+		corral_posture_add(ps, "limits.memory", CORRAL_PROMISE_ENFORCED,
+				   "%s: a memory cgroup per run (the whole tree, tmpfs and memfd pages included), "
+				   "and RLIMIT_AS per process", size);
+	else
+		corral_posture_add(ps, "limits.memory", CORRAL_PROMISE_ENFORCED,
+				   "%s of address space per process (RLIMIT_AS); with no memory cgroup here, nothing "
+				   "bounds the tree as a whole, nor shared memory kept outside an address space (memfd, "
+				   "tmpfs files): the private tmp goes on disk for that: docs/threat-model.md", size);
+}
+
+static void add_supervisor_promises(struct corral_sandbox *sb)
+{
+	bool uid0 = sb->switch_identity ? sb->uid == 0 : geteuid() == 0;
+	bool pids_cg = sb->use_cgroups && (sb->cg.dir[CORRAL_CG_PIDS] || sb->cg.v2_pids);
+	bool mem_cg = sb->use_cgroups && (sb->cg.dir[CORRAL_CG_MEMORY] || sb->cg.v2_memory);
+
+	corral_posture_add(&sb->posture, "priv.no_new_privs", CORRAL_PROMISE_ENFORCED,
+			   "no_new_privs: setuid and file capabilities cannot raise privilege");
+	corral_processes_posture(sb->policy, uid0, pids_cg, &sb->posture);
+	corral_memory_posture(sb->policy, mem_cg, &sb->posture);
+}
+
+static int finish_posture(struct corral_sandbox *sb, struct corral_error *err)
+{
+	const struct corral_promise *d = corral_posture_first_dropped(&sb->posture);
+
+	if (!d)
+		return 0;
+	if (sb->policy->compat != CORRAL_COMPAT_BEST_EFFORT)
+		return corral_err(err, CORRAL_E_UNENFORCEABLE, EPERM,
+				  "compat strict: promise %s cannot be kept: %s (use --compat best-effort to run anyway)",
+				  d->id, d->why);
+	sb->dropped = calloc(sb->posture.n + 1, sizeof(char *));
+	if (!sb->dropped)
+		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+	for (size_t i = 0; i < sb->posture.n; i++) {
+		const struct corral_promise *pr = &sb->posture.items[i];
+
+		if (pr->state != CORRAL_PROMISE_DROPPED)
+			continue;
+		if (asprintf(&sb->dropped[sb->n_dropped], "%s: %s", pr->id, pr->why) < 0)
+			return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+		sb->n_dropped++;
+	}
+	return 0;
+}
+
+/* Is |path| /sys or beneath it, as spelled or resolved (unless |canonical| already)? */
+static bool under_sys(const char *path, bool canonical)
+{
+	_cleanup_free_ char *real = canonical ? strdup(path) : realpath(path, NULL);
+
+	for (int i = 0; i < 2; i++) {
+		const char *p = i ? real : path;
+
+		if (!p)
+			return i == 1; /* unresolvable: assume the worst */
+		if (strncmp(p, "/sys", 4) == 0 && (p[4] == '/' || p[4] == '\0'))
+			return true;
+	}
+	return false;
+}
+
+_public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_sandbox **out,
+				struct corral_error *err)
+{
+	struct corral_sandbox *sb;
+	char *cwd = NULL;
+	const char *root;
+	struct stat st;
+	int r;
+
+	if (!p || !out)
+		return corral_err(err, CORRAL_E_USAGE, EINVAL, "sandbox: no policy");
+	sb = calloc(1, sizeof(*sb));
+	if (!sb)
+		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+	sb->root_fd = -1;
+	sb->policy = corral_policy_dup(p);
+	if (!sb->policy) {
+		r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+		goto fail;
+	}
+	sb->provider = sb->policy->provider;
+
+	root = sb->policy->root;
+	if (!root) {
+		cwd = getcwd(NULL, 0);
+		if (!cwd) {
+			r = corral_err(err, CORRAL_E_SETUP, errno, "current directory: %s", corral_strerror(errno));
+			goto fail;
+		}
+		root = cwd;
+	}
+	sb->root = realpath(root, NULL);
+	if (!sb->root) {
+		r = corral_err(err, errno == ENOENT ? CORRAL_E_NOT_FOUND : CORRAL_E_SETUP, errno,
+			       "root %s: %s", root, corral_strerror(errno));
+		goto fail;
+	}
+	sb->root_fd = open(sb->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	/* Never 0..2 (a caller with one closed now): the child's stdio goes there before it enters the root. */
+	if (sb->root_fd >= 0 && sb->root_fd < 3) {
+		int high = fcntl(sb->root_fd, F_DUPFD_CLOEXEC, 3);
+
+		safe_close(sb->root_fd);
+		sb->root_fd = high;
+	}
+	if (sb->root_fd < 0 || fstat(sb->root_fd, &st) < 0) {
+		r = corral_err(err, errno == ENOENT || errno == ENOTDIR ? CORRAL_E_NOT_FOUND : CORRAL_E_SETUP,
+			       errno, "root %s: %s", root, corral_strerror(errno));
+		goto fail;
+	}
+
+	if (sb->provider == CORRAL_PROVIDER_DOCKER) {
+		r = corral_docker_prepare(sb->policy, sb->root, &sb->docker, err);
+		if (r < 0)
+			goto fail;
+		*out = sb;
+		free(cwd);
+		return 0;
+	}
+
+	/* First: best-effort may turn "loopback" into "none" for every module below. */
+	corral_netns_posture(sb->policy, &sb->netns, &sb->posture);
+
+	r = corral_identity_decide(sb, err);
+	if (r < 0)
+		goto fail;
+
+	if (geteuid() == 0) {
+		corral_cgroup_detect(&sb->cg);
+		for (int i = 0; i < CORRAL_CG_MAX; i++)
+			if (sb->cg.dir[i])
+				sb->use_cgroups = true;
+	}
+	/*
+	 * RLIMIT_NPROC counts every task of the real uid system-wide, so it is
+	 * set relative to the uid's task count, taken once here (a /proc walk
+	 * costs about as much as a run). Caveat: tasks the uid starts or ends
+	 * later, outside corral, shift the effective limit. A pids cgroup
+	 * makes all this unnecessary: it is exact for the run's tree.
+	 */
+	sb->nproc_relative = !(sb->use_cgroups && (sb->cg.dir[CORRAL_CG_PIDS] || sb->cg.v2_pids));
+	if (sb->nproc_relative && sb->policy->limits.processes) {
+		sb->nproc_uid = sb->switch_identity ? sb->uid : getuid();
+		sb->nproc_self = getpid(); /* the count skips this process (a prefetch's too: same one) */
+		if (prefetch_claim(sb->nproc_uid, &sb->nproc_thread)) {
+			sb->nproc_job = &g_prefetch.job;
+			sb->nproc_pending = sb->nproc_joinable = true;
+		} else if (count_start(&sb->nproc_own_job, &sb->nproc_thread, sb->nproc_uid) == 0) {
+			sb->nproc_job = &sb->nproc_own_job;
+			sb->nproc_pending = sb->nproc_joinable = true;
+		} else {
+			sb->nproc_base = corral_count_uid_tasks(sb->nproc_uid, 0);
+		}
+	}
+	sb->tmp_base = corral_tmp_base(sb->use_cgroups && (sb->cg.dir[CORRAL_CG_MEMORY] || sb->cg.v2_memory));
+
+	r = corral_ll_plan_new(sb->policy, sb->root, &sb->posture, &sb->ll, err);
+	if (r < 0)
+		goto fail;
+	{
+		int handover = -1;
+
+		sb->unix_mode = corral_unix_mode(sb->policy, corral_landlock_abi(), &handover, &sb->posture);
+		if (sb->unix_mode == CORRAL_UNIX_MEDIATED) {
+			r = corral_unotify_plan_new(sb, handover, &sb->unotify, err);
+			if (r < 0)
+				goto fail;
+		}
+#ifdef CORRAL_SC_GENERATOR
+		r = corral_seccomp_compile_unix(sb->policy, corral_landlock_abi(),
+						sb->unix_mode == CORRAL_UNIX_MEDIATED ||
+						sb->unix_mode == CORRAL_UNIX_LANDLOCK,
+						handover, &sb->posture, &sb->bpf, err);
+#else
+		/* The standard policies' filters were compiled at build time. */
+		r = corral_seccomp_compile_cached(sb->policy, corral_landlock_abi(),
+						  sb->unix_mode == CORRAL_UNIX_MEDIATED ||
+						  sb->unix_mode == CORRAL_UNIX_LANDLOCK,
+						  handover, &sb->posture, &sb->bpf, err);
+#endif
+	}
+	if (r < 0)
+		goto fail;
+	sb->have_bpf = sb->bpf.len > 0;
+	/*
+	 * Two ways out of a cgroup: a write to cgroupfs (Landlock, and no
+	 * writable path under /sys) and clone3(CLONE_INTO_CGROUP) into any
+	 * cgroup the uid may write (seccomp answers clone3 with ENOSYS).
+	 */
+	if (sb->use_cgroups && sb->have_bpf && sb->ll && corral_ll_plan_abi(sb->ll) > 0) {
+		sb->cgroup_holds_tree = !under_sys(sb->root, true);
+		for (size_t i = 0; i < sb->policy->fs.read_write.n; i++)
+			if (under_sys(sb->policy->fs.read_write.v[i], false))
+				sb->cgroup_holds_tree = false;
+	}
+	add_supervisor_promises(sb);
+	r = finish_posture(sb, err);
+	if (r < 0)
+		goto fail;
+
+	r = corral_env_build(sb, err);
+	if (r < 0)
+		goto fail;
+
+	free(cwd);
+	*out = sb;
+	return 0;
+fail:
+	free(cwd);
+	corral_sandbox_free(sb);
+	return r;
+}
+
+_public_ void corral_sandbox_free(struct corral_sandbox *sb)
+{
+	if (!sb)
+		return;
+	/* Only where it was started: in a fork the thread is not there. */
+	if (sb->nproc_joinable && sb->nproc_job->tgid == getpid() &&
+	    sb->nproc_job->generation == g_fork_generation)
+		pthread_join(sb->nproc_thread, NULL);
+	prefetch_release();
+	corral_docker_free(sb->docker);
+	corral_ll_plan_free(sb->ll);
+	corral_unotify_plan_free(sb->unotify);
+	if (sb->have_bpf || sb->bpf.filter)
+		corral_bpf_free(&sb->bpf);
+	for (size_t i = 0; i < sb->n_dropped; i++)
+		free(sb->dropped[i]);
+	free(sb->dropped);
+	for (size_t i = 0; i < sb->n_envp; i++)
+		free(sb->envp[i]);
+	free(sb->envp);
+	corral_cgroup_parents_clear(&sb->cg);
+	safe_close(sb->root_fd);
+	free(sb->root);
+	corral_policy_free(sb->policy);
+	free(sb);
+}
+
+_public_ size_t corral_sandbox_dropped(const struct corral_sandbox *sb, const char *const **lines)
+{
+	if (lines)
+		*lines = sb && sb->n_dropped ? (const char *const *)sb->dropped : NULL;
+	return sb ? sb->n_dropped : 0;
+}
+
+static void set_rl(struct corral_spawn_rlimits *rl, int res, rlim_t soft, rlim_t hard)
+{
+	struct rlimit cur;
+
+	/*
+	 * At most 2^63-1 (8 EiB): 2^64-1 is RLIM_INFINITY, which would make
+	 * the limit "unlimited", and the kernel compares RLIMIT_FSIZE with a
+	 * file offset as a signed number, so anything from 2^63 on reads as
+	 * negative: SIGXFSZ at the first write to a file.
+	 */
+	if (soft > (rlim_t)INT64_MAX)
+		soft = (rlim_t)INT64_MAX;
+	if (hard > (rlim_t)INT64_MAX)
+		hard = (rlim_t)INT64_MAX;
+	/* Never above what corral itself may have: lower is only stricter. */
+	if (getrlimit(res, &cur) == 0 && cur.rlim_max != RLIM_INFINITY) {
+		if (hard > cur.rlim_max)
+			hard = cur.rlim_max;
+		if (soft > hard)
+			soft = hard;
+	}
+	rl->rl[res] = (struct rlimit){ soft, hard };
+	rl->set[res] = true;
+}
+
+static void fill_rlimits(struct corral_sandbox *sb, struct corral_spawn_rlimits *rl, int cancel_fd)
+{
+	const struct corral_policy *p = sb->policy;
+
+	memset(rl, 0, sizeof(*rl));
+	if (p->limits.memory)
+		set_rl(rl, RLIMIT_AS, p->limits.memory, p->limits.memory);
+	if (p->limits.cpu)
+		set_rl(rl, RLIMIT_CPU, p->limits.cpu, p->limits.cpu + 1); /* SIGXCPU, then SIGKILL */
+	if (p->limits.file_size)
+		set_rl(rl, RLIMIT_FSIZE, p->limits.file_size, p->limits.file_size);
+	if (p->limits.open_files)
+		set_rl(rl, RLIMIT_NOFILE, p->limits.open_files, p->limits.open_files);
+	set_rl(rl, RLIMIT_CORE, 0, 0);
+	/*
+	 * Processes: a pids cgroup bounds exactly this run's tree; without
+	 * one, RLIMIT_NPROC, which counts every task of the uid system-wide,
+	 * so it is set to the uid's current count plus the limit.
+	 */
+	if (p->limits.processes && sb->nproc_relative) {
+		rlim_t n = p->limits.processes;
+
+		long have = nproc_base(sb, cancel_fd);
+		struct stat st;
+
+		if (have > 0)
+			n += (rlim_t)have;
+		/*
+		 * corral's own tasks, when they count against the same uid: the
+		 * count left out the process that took it (corral_count_uid_tasks
+		 * skips its caller). That is this process, or, under `corral
+		 * run`'s supervisor process, its parent: then both count.
+		 */
+		if (getuid() == sb->nproc_uid) {
+			if (stat("/proc/self/task", &st) == 0 && st.st_nlink > 2)
+				n += (rlim_t)st.st_nlink - 2;
+			if (sb->nproc_self != getpid()) {
+				char path[64];
+
+				snprintf(path, sizeof(path), "/proc/%d/task", (int)sb->nproc_self);
+				if (stat(path, &st) == 0 && st.st_nlink > 2)
+					n += (rlim_t)st.st_nlink - 2;
+			}
+		}
+		set_rl(rl, RLIMIT_NPROC, n, n);
+	}
+}
+
+static void run_clear(const struct corral_sandbox *sb, struct corral_run *run)
+{
+	run->ruleset_fd = safe_close(run->ruleset_fd);
+	run->un_parent = safe_close(run->un_parent);
+	run->un_child = safe_close(run->un_child);
+	corral_cgroup_remove(run);
+	corral_tmp_remove(sb, run);
+}
+
+_public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_exec_opts *opts,
+				 struct corral_result *res, struct corral_error *err)
+{
+	struct corral_exec_opts o = {};
+	struct corral_run run = { .ruleset_fd = -1, .tmp_fd = -1, .un_parent = -1, .un_child = -1 };
+	struct corral_spawn_rlimits rl;
+	char *shell_argv[4] = {};
+	char **envp = NULL, *tmpdir = NULL;
+	int r;
+
+	if (!sb || !opts || !res)
+		return corral_err(err, CORRAL_E_USAGE, EINVAL, "exec: missing argument");
+	memset(res, 0, sizeof(*res));
+	memcpy(&o, opts, opts->sz && opts->sz < sizeof(o) ? opts->sz : sizeof(o));
+	o.sz = sizeof(o);
+	if (!o.shell && (!o.argv || !o.argv[0]))
+		return corral_err(err, CORRAL_E_USAGE, EINVAL, "exec: no command");
+	if (!isfinite(o.timeout))
+		return corral_err(err, CORRAL_E_USAGE, EINVAL, "exec: timeout must be a finite number of seconds");
+	if (o.timeout < 0)
+		return corral_err(err, CORRAL_E_USAGE, EINVAL, "exec: timeout must not be negative (0: the policy's)");
+	if (o.timeout == 0)
+		o.timeout = sb->policy->timeout > 0 ? sb->policy->timeout : DEFAULT_TIMEOUT;
+	if (o.max_output == 0)
+		o.max_output = sb->policy->limits.output ? sb->policy->limits.output : DEFAULT_OUTPUT;
+	/*
+	 * A closed 0, 1 or 2 would be taken by the run's own pipes and fds,
+	 * which the child's stdio then overwrites (it failed as "chdir to the
+	 * root: Not a directory"); a bad cancel fd would poll as cancelled.
+	 */
+	for (int fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF)
+			return corral_err(err, CORRAL_E_USAGE, EBADF,
+					  "exec: file descriptor %d of the calling process is closed; corral needs 0, 1 "
+					  "and 2 open (open /dev/null on a closed one)", fd);
+	if (o.has_cancel_fd && o.cancel_fd >= 0 && fcntl(o.cancel_fd, F_GETFD) < 0)
+		return corral_err(err, CORRAL_E_USAGE, EBADF, "exec: cancel_fd %d is not an open file descriptor",
+				  o.cancel_fd);
+
+	if (sb->docker)
+		return corral_docker_exec(sb->docker, &o, res, err);
+
+	for (int i = 0; i < CORRAL_CG_MAX; i++)
+		run.cg_fd[i] = -1;
+	run.un_parent = run.un_child = -1;
+	if (sb->unotify) {
+		int sv[2];
+
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+			r = corral_err(err, CORRAL_E_SETUP, errno, "Unix-socket mediation: socketpair: %s",
+				       corral_strerror(errno));
+			goto out;
+		}
+		run.un_parent = sv[0];
+		run.un_child = sv[1];
+	}
+	if (o.shell) {
+		shell_argv[0] = (char *)"/bin/sh";
+		shell_argv[1] = (char *)"-c";
+		shell_argv[2] = (char *)o.shell;
+	}
+
+	if (sb->policy->fs.private_tmp) {
+		r = corral_tmp_create(sb, &run, err);
+		if (r < 0)
+			goto out;
+	}
+	if (sb->ll && corral_ll_plan_abi(sb->ll) > 0) {
+		/*
+		 * What the command inherits (engine.c: stdin passed through,
+		 * output not captured): its terminal, or its files, which it
+		 * may reopen by name (/dev/stdout, tee /dev/stderr, cat /dev/stdin).
+		 */
+		bool inherits[3] = { !o.stdin_data && o.stdin_passthrough, !o.capture, !o.capture };
+		struct corral_ll_stdio stdio[3];
+		size_t n_stdio = 0;
+
+		for (int fd = 0; fd < 3; fd++) {
+			struct stat st;
+			unsigned access = 0;
+			int fl;
+
+			/* The rights follow the fd's access mode, whatever its number; an O_PATH fd has none. */
+			if (!inherits[fd] || (fl = fcntl(fd, F_GETFL)) < 0 || (fl & O_PATH))
+				continue;
+			if ((fl & O_ACCMODE) == O_RDONLY || (fl & O_ACCMODE) == O_RDWR)
+				access |= CORRAL_LL_STDIO_READ;
+			if ((fl & O_ACCMODE) == O_WRONLY || (fl & O_ACCMODE) == O_RDWR)
+				access |= CORRAL_LL_STDIO_WRITE;
+			if (isatty(fd))
+				access |= CORRAL_LL_STDIO_TTY;
+			else if (fstat(fd, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode)))
+				continue;
+			if (access & (CORRAL_LL_STDIO_READ | CORRAL_LL_STDIO_WRITE))
+				stdio[n_stdio++] = (struct corral_ll_stdio){ fd, access };
+		}
+		run.ruleset_fd = corral_ll_ruleset(sb->ll, run.tmp_fd, stdio, n_stdio, err);
+		if (run.ruleset_fd < 0) {
+			r = run.ruleset_fd;
+			goto out;
+		}
+	}
+	if (sb->use_cgroups) {
+		r = corral_cgroup_create(sb, &run, err);
+		if (r < 0)
+			goto out;
+	}
+	fill_rlimits(sb, &rl, o.has_cancel_fd ? o.cancel_fd : -1);
+	envp = corral_env_for_run(sb, run.tmp_path, &tmpdir);
+	if (!envp) {
+		r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+		goto out;
+	}
+
+	r = corral_engine_run(&(struct corral_spawn){
+				      .argv = o.shell ? shell_argv : (char *const *)o.argv,
+				      .envp = envp,
+				      .confine = sb,
+				      .provider = "local",
+				      .run = &run,
+				      .rlimits = &rl,
+			      },
+			      &o, res, err);
+out:
+	run_clear(sb, &run);
+	free(envp);
+	free(tmpdir);
+	return r;
+}

@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The sandbox object (internal view) and the pieces of the local provider:
+ * identity, environment, cgroups, the child's confinement steps, the
+ * private tmp. supervisor/exec/engine.h holds the engine every provider shares.
+ */
+#ifndef CORRAL_SANDBOX_H
+#define CORRAL_SANDBOX_H
+
+#include <stdbool.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "internal/util.h"
+#include "landlock/landlock.h"
+#include "policy/policy.h"
+#include "seccomp/seccomp.h"
+#include "supervisor/exec/engine.h"
+#include "supervisor/local/netns.h"
+#include "supervisor/local/unotify/unotify.h"
+#include "policy/posture.h"
+
+struct corral_docker;
+
+/* Cgroup controllers/hierarchies a run may use (one directory each). */
+enum {
+	CORRAL_CG_PIDS = 0,   /* v1 pids, or v2 when it has the pids controller */
+	CORRAL_CG_MEMORY = 1, /* v1 memory, or v2 when it has the memory controller */
+	CORRAL_CG_UNIFIED = 2,/* v2 (membership and cgroup.kill; may hold the controllers) */
+	CORRAL_CG_MAX = 3,
+};
+
+struct corral_cgroup_parents {
+	/* Absolute directories under which a run's cgroup is created; NULL: unusable. */
+	char *dir[CORRAL_CG_MAX];
+	bool v2_pids;   /* the unified directory has the pids controller */
+	bool v2_memory; /* ... and the memory controller */
+	bool v2_kill;   /* cgroup.kill exists (5.14+) */
+};
+
+/*
+ * A /proc walk (corral_count_uid_tasks) in a thread, and what its waiter
+ * needs to know (supervisor/exec/sandbox.c, count_wait).
+ */
+struct corral_count_job {
+	long count;
+	int done;   /* a futex word: 1 once |count| is stored */
+	int tid;    /* the thread's, stored first thing; 0 before it runs */
+	pid_t tgid; /* the process that started it */
+	unsigned generation; /* forks seen by then (sandbox.c) */
+	uid_t uid;
+};
+
+struct corral_sandbox {
+	struct corral_policy *policy;
+	int provider;
+	char *root;          /* realpath of the root */
+	int root_fd;         /* O_PATH|O_DIRECTORY */
+
+	/* Identity (decided when corral runs as root). */
+	bool switch_identity; /* setgroups/setresgid/setresuid in the child */
+	bool drop_caps;       /* drop every capability in the child */
+	uid_t uid;
+	gid_t gid;
+
+	struct corral_ll_plan *ll;
+	struct corral_bpf bpf;
+	bool have_bpf;
+	struct corral_posture posture;
+	char **dropped;       /* best-effort: lines of dropped promises */
+	size_t n_dropped;
+
+	char **envp;          /* base environment without TMPDIR; NULL-terminated */
+	size_t n_envp;
+	const char *path;     /* the PATH value inside envp (for the command lookup) */
+
+	struct corral_cgroup_parents cg;
+	bool use_cgroups;
+	/*
+	 * The command cannot write to cgroupfs (Landlock enforced, and neither
+	 * the root nor a read_write path is /sys or beneath it), so no process
+	 * of a run can move itself out of the run's cgroup: its pids count is
+	 * the whole tree.
+	 */
+	bool cgroup_holds_tree;
+	bool nproc_relative;  /* RLIMIT_NPROC = procs + the uid's task count ... */
+	long nproc_base;      /* ... counted once, when the sandbox is built, */
+	struct corral_count_job *nproc_job; /* ... by a thread, overlapping the rest of the setup */
+	struct corral_count_job nproc_own_job; /* (nproc_job: this, or corral_nproc_prefetch's) */
+	pthread_t nproc_thread;
+	bool nproc_pending;   /* nproc_base not yet taken from the job */
+	bool nproc_joinable;  /* nproc_thread is this sandbox's to join */
+	uid_t nproc_uid;
+	pid_t nproc_self;     /* the process the count left out */
+	const char *tmp_base; /* where private tmps are made (static string) */
+
+	struct corral_docker *docker;
+
+	struct corral_netns_plan netns; /* network "loopback" (supervisor/local/netns.c) */
+	int unix_mode;                  /* enum corral_unix_mode (supervisor/local/unotify/unotify.c) */
+	struct corral_unotify_plan *unotify; /* CORRAL_UNIX_MEDIATED only */
+};
+
+/* One run's confinement state, prepared by the parent before fork. */
+struct corral_run {
+	int ruleset_fd;              /* Landlock ruleset for this run, or -1 */
+	int cg_fd[CORRAL_CG_MAX];    /* O_WRONLY cgroup.procs of the run's cgroups, or -1 */
+	char *cg_dir[CORRAL_CG_MAX]; /* the run's cgroup directories (rmdir after) */
+	int tmp_fd;                  /* the private tmp directory, or -1 */
+	char *tmp_path;
+	int un_parent, un_child;     /* Unix mediation: the listener's way to the parent, or -1 */
+};
+
+/* identity.c: decide uid/gid (euid 0) and add the identity promises. */
+int corral_identity_decide(struct corral_sandbox *sb, struct corral_error *err);
+
+/* env.c: the scrubbed base environment. */
+int corral_env_build(struct corral_sandbox *sb, struct corral_error *err);
+/* envp for one run: the base plus TMPDIR=|tmp| (when non-NULL). Free with free(). */
+char **corral_env_for_run(const struct corral_sandbox *sb, const char *tmp, char **tmpdir_buf);
+
+/*
+ * Start counting |uid|'s tasks now, in a thread, for the first sandbox
+ * built later that needs that count (RLIMIT_NPROC without a pids cgroup).
+ * Once per process; an unclaimed count is simply never read.
+ */
+void corral_nproc_prefetch(uid_t uid);
+
+/* cgroup.c */
+void corral_cgroup_detect(struct corral_cgroup_parents *cg);
+
+/*
+ * The limits.processes promise for a command of uid 0 or not (|uid0|),
+ * with or without a pids cgroup per run (|pids_cg|): the sandbox's and
+ * probe's one decision.
+ */
+void corral_processes_posture(const struct corral_policy *p, bool uid0, bool pids_cg, struct corral_posture *ps);
+/* limits.memory: what bounds memory, with a memory cgroup per run (|mem_cg|) or without. */
+/* Can |uid|:|gid| (no supplementary groups, no capabilities) write and enter |st|? */
+bool corral_can_write(const struct stat *st, uid_t uid, gid_t gid);
+void corral_memory_posture(const struct corral_policy *p, bool mem_cg, struct corral_posture *ps);
+void corral_cgroup_parents_clear(struct corral_cgroup_parents *cg);
+int corral_cgroup_create(const struct corral_sandbox *sb, struct corral_run *run,
+			 struct corral_error *err);
+/* Kill every process in the run's cgroups. Returns true when a cgroup did it. */
+bool corral_cgroup_kill(const struct corral_run *run);
+/*
+ * Tasks charged to the run's pids cgroup (zombies count until reaped), or
+ * -1 when the run has none. Nothing of the run leaves it: moving out takes
+ * write access to cgroupfs, which the command never has.
+ */
+long corral_cgroup_tasks(const struct corral_run *run);
+void corral_cgroup_remove(struct corral_run *run);
+void corral_cgroup_kill_and_remove(const struct corral_run *run);
+
+/* tmp: the run's private tmp and its safe removal. */
+int corral_tmp_create(const struct corral_sandbox *sb, struct corral_run *run,
+		      struct corral_error *err);
+void corral_tmp_remove(const struct corral_sandbox *sb, struct corral_run *run);
+
+const char *corral_tmp_base(bool mem_cg);
+/*
+ * seccomp_cache.c: corral_seccomp_compile_unix, served from the filters
+ * precompiled at build time when the policy is a standard one.
+ */
+int corral_seccomp_compile_cached(const struct corral_policy *p, int landlock_abi, bool unix_allowed,
+				  int handover_fd, struct corral_posture *ps, struct corral_bpf *out,
+				  struct corral_error *err);
+
+/* The uid's current task count (threads included), not counting our own process nor |skip| (when > 0); or -1. */
+long corral_count_uid_tasks(uid_t uid, pid_t skip);
+
+/* The argument block of the child: everything prepared, read-only in the child. */
+struct corral_child {
+	const struct corral_sandbox *sb; /* NULL: a plain child */
+	const struct corral_run *run;
+	char *const *argv;
+	char *const *envp;
+	const char *path;   /* PATH to search when argv[0] has no '/' */
+	const char *cwd;    /* plain child: working directory or NULL */
+	int fd_in, fd_out, fd_err; /* -1: keep the inherited one */
+	int err_w;
+	bool interactive;
+	bool reset_mask;    /* the parent blocked every signal around clone */
+	pid_t parent;
+	const struct corral_spawn_rlimits *rlimits; /* may be NULL */
+	const cpu_set_t *cpus; /* the command's CPU mask, when the child starts pinned; or NULL */
+	/*
+	 * For a file without a #! line (ENOEXEC), run as execvp and shells do:
+	 * { "/bin/sh", (the file, filled in by the child), argv[1..], NULL },
+	 * allocated by the parent for the child's use only; or NULL.
+	 */
+	char **sh_argv;
+	/*
+	 * Set by the child just before execve. The child shares the parent's
+	 * memory (CLONE_VM|CLONE_VFORK), so when it ends with neither a report
+	 * nor this flag, a setup step failed and could not even report (e.g.
+	 * a limit that makes the error-pipe write fail): a setup error, not
+	 * the command's exit status.
+	 */
+	volatile bool reached_exec;
+};
+
+/* Stages the child reports through the error pipe. */
+enum corral_child_stage {
+	STAGE_UNREPORTED = -1, /* parent side: died before execve without a report */
+	STAGE_SIGNALS = 1,
+	STAGE_SESSION,
+	STAGE_TTY,
+	STAGE_PDEATHSIG,
+	STAGE_PARENT,
+	STAGE_CGROUP,
+	STAGE_SETGROUPS,
+	STAGE_SETRESGID,
+	STAGE_CAPBSET,
+	STAGE_AMBIENT,
+	STAGE_SETRESUID,
+	STAGE_CAPSET,
+	STAGE_RLIMIT,
+	STAGE_STDIO,
+	STAGE_CLOSE_FDS,
+	STAGE_CHDIR,
+	STAGE_NO_NEW_PRIVS,
+	STAGE_LANDLOCK,
+	STAGE_SECCOMP,
+	STAGE_EXEC,
+	STAGE_NETNS,
+	STAGE_USERNS_MAP,
+	STAGE_LOOPBACK_UP,
+	STAGE_UNOTIFY,
+};
+const char *corral_child_stage_name(int stage);
+
+struct corral_child_report {
+	int stage;
+	int err;
+	/*
+	 * STAGE_EXEC with ENOENT for a file that exists: its #! interpreter
+	 * (cut to fit), or "" for a binary whose ELF interpreter is missing;
+	 * has_interp false when the file itself was not found.
+	 */
+	bool has_interp;
+	int interp_err; /* the execve errno has_interp describes: ENOENT, or EACCES (interpreter denied) */
+	char interp[234];
+};
+
+/* The child entry point for clone(); never returns. */
+int corral_child_main(void *arg);
+
+#endif

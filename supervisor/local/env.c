@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The command's environment, built from an allow-list: HOME = the root,
+ * TMPDIR = the run's private tmp, then env.pass (host values; by default
+ * LANG and TERM) and env.set (by default a minimal PATH), which win. Nothing else from
+ * corral's environment gets in (tokens, SSH_AUTH_SOCK, LD_PRELOAD, BASH_ENV).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "supervisor/exec/sandbox.h"
+
+static bool valid_name(const char *n)
+{
+	if (!*n)
+		return false;
+	for (const char *p = n; *p; p++)
+		if (*p == '=')
+			return false;
+	return true;
+}
+
+/* Add or replace NAME=VALUE. */
+static int env_put(struct corral_sandbox *sb, size_t *alloc, const char *name, const char *value)
+{
+	size_t nl = strlen(name);
+	char *s;
+
+	if (!valid_name(name))
+		return 0;
+	if (asprintf(&s, "%s=%s", name, value) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < sb->n_envp; i++)
+		if (strncmp(sb->envp[i], name, nl) == 0 && sb->envp[i][nl] == '=') {
+			free(sb->envp[i]);
+			sb->envp[i] = s;
+			return 0;
+		}
+	if (sb->n_envp + 2 > *alloc) {
+		size_t na = *alloc ? *alloc * 2 : 16;
+		char **v = realloc(sb->envp, na * sizeof(*v));
+		if (!v) {
+			free(s);
+			return -ENOMEM;
+		}
+		sb->envp = v;
+		*alloc = na;
+	}
+	sb->envp[sb->n_envp++] = s;
+	sb->envp[sb->n_envp] = NULL;
+	return 0;
+}
+
+int corral_env_build(struct corral_sandbox *sb, struct corral_error *err)
+{
+	const struct corral_policy *p = sb->policy;
+	size_t alloc = 0;
+	int r = 0;
+
+	/*
+	 * Only HOME is fixed; PATH, LANG and TERM come from the policy, whose
+	 * defaults hold them (env.set PATH, env.pass LANG and TERM): a policy
+	 * that leaves them out gets none, as `policy show` says.
+	 */
+	r = env_put(sb, &alloc, "HOME", sb->root);
+	for (size_t i = 0; !r && i < p->env.pass.n; i++) {
+		const char *v = p->env.pass.v[i] ? getenv(p->env.pass.v[i]) : NULL;
+		if (v)
+			r = env_put(sb, &alloc, p->env.pass.v[i], v);
+	}
+	for (size_t i = 0; !r && i < p->env.n_set; i++)
+		if (p->env.set[i].name && p->env.set[i].value)
+			r = env_put(sb, &alloc, p->env.set[i].name, p->env.set[i].value);
+	if (r < 0)
+		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+	sb->path = NULL;
+	for (size_t i = 0; i < sb->n_envp; i++)
+		if (strncmp(sb->envp[i], "PATH=", 5) == 0)
+			sb->path = sb->envp[i] + 5;
+	return 0;
+}
+
+char **corral_env_for_run(const struct corral_sandbox *sb, const char *tmp, char **tmpdir_buf)
+{
+	char **v = calloc(sb->n_envp + 2, sizeof(*v));
+	size_t n = 0;
+
+	*tmpdir_buf = NULL;
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < sb->n_envp; i++) {
+		/* An explicit TMPDIR (env.set, env.pass) wins, as any of theirs; the private tmp stays writable. */
+		if (tmp && strncmp(sb->envp[i], "TMPDIR=", 7) == 0)
+			tmp = NULL;
+		v[n++] = sb->envp[i];
+	}
+	if (tmp) {
+		if (asprintf(tmpdir_buf, "TMPDIR=%s", tmp) < 0) {
+			free(v);
+			return NULL;
+		}
+		v[n++] = *tmpdir_buf;
+	}
+	v[n] = NULL;
+	return v;
+}

@@ -205,6 +205,18 @@ struct corral_exec_opts {
 #define CORRAL_EXEC_OPTS(...) \
 	((struct corral_exec_opts){ .sz = sizeof(struct corral_exec_opts), __VA_ARGS__ })
 
+/*
+ * One refusal the policy made during a run. |kind| and |source| are static
+ * strings; |what| and |hint| are owned by the result.
+ */
+struct corral_denial {
+	const char *kind;    /* "network", "fs", "syscall" or "unix_socket" */
+	char *what;          /* what was refused: "socket(AF_INET)", "/etc/passwd" */
+	unsigned long count; /* how many times */
+	const char *source;  /* "kernel", "supervisor" (seen exactly) or "inferred" (from the output) */
+	char *hint;          /* one line: what to change, naming the option or policy key */
+};
+
 struct corral_result {
 	int exit_status;           /* valid when exited is true */
 	bool exited;               /* the command exited normally */
@@ -239,6 +251,15 @@ struct corral_result {
 	 * corral_result_clear.
 	 */
 	char *exec_interp;
+	/*
+	 * What the policy refused during the run, one entry per kind and
+	 * target (DESIGN.md "denials"), and what best-effort dropped (one
+	 * line each). Freed by corral_result_clear.
+	 */
+	struct corral_denial *denials;
+	size_t n_denials;
+	char **warnings;
+	size_t n_warnings;
 };
 
 /*

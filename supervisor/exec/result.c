@@ -14,6 +14,14 @@ _public_ void corral_result_clear(struct corral_result *res)
 	free(res->stdout_buf);
 	free(res->stderr_buf);
 	free(res->exec_interp);
+	for (size_t i = 0; i < res->n_denials; i++) {
+		free(res->denials[i].what);
+		free(res->denials[i].hint);
+	}
+	free(res->denials);
+	for (size_t i = 0; i < res->n_warnings; i++)
+		free(res->warnings[i]);
+	free(res->warnings);
 	memset(res, 0, sizeof(*res));
 }
 
@@ -196,6 +204,12 @@ _public_ int corral_result_json_fprint(const struct corral_result *res, FILE *f)
 	return b.oom ? -EIO : 0;
 }
 
+static void sb_json_cstr(struct sbuf *b, const char *s)
+{
+	s = s ? s : "";
+	sb_json_string(b, s, strlen(s), false);
+}
+
 static void build_json(struct sbuf *b_, const struct corral_result *res)
 {
 	struct sbuf *b = b_;
@@ -230,5 +244,26 @@ static void build_json(struct sbuf *b_, const struct corral_result *res)
 	sb_puts(b, num);
 	sb_puts(b, ", \"provider\": ");
 	sb_json_string(b, res->provider ? res->provider : "local", strlen(res->provider ? res->provider : "local"), false);
-	sb_puts(b, "}");
+	sb_puts(b, ", \"denials\": [");
+	for (size_t i = 0; i < res->n_denials; i++) {
+		const struct corral_denial *d = &res->denials[i];
+
+		sb_puts(b, i ? ", {\"kind\": " : "{\"kind\": ");
+		sb_json_cstr(b, d->kind);
+		sb_puts(b, ", \"what\": ");
+		sb_json_cstr(b, d->what);
+		snprintf(num, sizeof(num), ", \"count\": %lu, \"source\": ", d->count);
+		sb_puts(b, num);
+		sb_json_cstr(b, d->source);
+		sb_puts(b, ", \"hint\": ");
+		sb_json_cstr(b, d->hint);
+		sb_puts(b, "}");
+	}
+	sb_puts(b, "], \"warnings\": [");
+	for (size_t i = 0; i < res->n_warnings; i++) {
+		if (i)
+			sb_puts(b, ", ");
+		sb_json_cstr(b, res->warnings[i]);
+	}
+	sb_puts(b, "]}");
 }

@@ -340,23 +340,14 @@ static _child_ int exec_search(const char *file, char *const *argv, char *const 
 	return eacces ? EACCES : ENOENT;
 }
 
-_child_ int corral_child_main(void *arg)
+/*
+ * Handlers installed by the host would run on this borrowed stack and on
+ * the parent's memory: reset every handled signal to its default while
+ * every signal is still blocked (the parent blocked them around clone).
+ * Ignored signals are reset too: the command starts clean.
+ */
+static _child_ void child_reset_signals(void)
 {
-	const struct corral_child *c = arg;
-	const struct corral_sandbox *sb = c->sb;
-	const struct corral_run *run = c->run;
-	const bool mediated = sb && sb->unotify && run && run->un_child >= 0;
-	/* Fds this child uses to the end: its own copies, which the hand-over may move. */
-	int root_fd = sb ? sb->root_fd : -1, ruleset_fd = run ? run->ruleset_fd : -1;
-	int src[3] = { c->fd_in, c->fd_out, c->fd_err }, err_w = c->err_w;
-	sigset_t empty;
-
-	/*
-	 * Handlers installed by the host would run on this borrowed stack and
-	 * on the parent's memory: reset every handled signal to its default
-	 * while every signal is still blocked (the parent blocked them around
-	 * clone). Ignored signals are reset too: the command starts clean.
-	 */
 	for (int s = 1; s <= 64; s++) {
 		/*
 		 * The kernel's struct sigaction (handler, flags, restorer, mask),
@@ -375,7 +366,11 @@ _child_ int corral_child_main(void *arg)
 			continue;
 		syscall(SYS_rt_sigaction, (long)s, &ksa, NULL, (long)sizeof(ksa.mask));
 	}
+}
 
+/* Own process group (and session, or the terminal); die with the parent. */
+static _child_ void child_session(const struct corral_child *c, int err_w)
+{
 	/* Own process group; a new session (no controlling terminal) unless interactive. */
 	if (c->interactive) {
 		if (setpgid(0, 0) < 0)
@@ -392,6 +387,13 @@ _child_ int corral_child_main(void *arg)
 		fail(err_w, STAGE_PDEATHSIG, errno);
 	if (getppid() != c->parent)
 		fail(err_w, STAGE_PARENT, ESRCH);
+}
+
+/* The run's cgroups and network namespace: joined while still privileged. */
+static _child_ void child_join(const struct corral_child *c, int err_w)
+{
+	const struct corral_sandbox *sb = c->sb;
+	const struct corral_run *run = c->run;
 
 	if (run) {
 		/* "0" is the writer itself (v1 and v2); done before dropping privileges. */
@@ -407,8 +409,16 @@ _child_ int corral_child_main(void *arg)
 		if (r < 0)
 			fail(err_w, stage, -r);
 	}
+}
 
-	if (sb && sb->switch_identity) {
+/* The command's identity: groups, gid, capabilities, uid. */
+static _child_ void child_identity(const struct corral_child *c, int err_w)
+{
+	const struct corral_sandbox *sb = c->sb;
+
+	if (!sb)
+		return;
+	if (sb->switch_identity) {
 		gid_t gid = sb->gid;
 
 		if (sys3(SYS_setgroups, 1, (long)&gid, 0) < 0)
@@ -416,7 +426,7 @@ _child_ int corral_child_main(void *arg)
 		if (sys3(SYS_setresgid, gid, gid, gid) < 0)
 			fail(err_w, STAGE_SETRESGID, errno);
 	}
-	if (sb && sb->drop_caps) {
+	if (sb->drop_caps) {
 		struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 		struct __user_cap_data_struct data[2] = {};
 
@@ -439,7 +449,7 @@ _child_ int corral_child_main(void *arg)
 		if (syscall(SYS_capset, &hdr, data) < 0)
 			fail(err_w, STAGE_CAPSET, errno);
 	}
-	if (sb && sb->switch_identity) {
+	if (sb->switch_identity) {
 		/*
 		 * The kernel clears the parent-death signal when the euid/egid
 		 * change: set it again, then check the parent once more.
@@ -449,16 +459,16 @@ _child_ int corral_child_main(void *arg)
 		if (getppid() != c->parent)
 			fail(err_w, STAGE_PARENT, ESRCH);
 	}
+}
 
-	/* Before the rlimits: the hand-over fd lies above the command's RLIMIT_NOFILE. */
-	if (mediated) {
-		int *const keep[] = { &err_w, &root_fd, &ruleset_fd, &src[0], &src[1], &src[2] };
-		int r = corral_unotify_child_prepare(sb->unotify, run->un_child, keep, ARRAY_SIZE(keep));
-
-		if (r < 0)
-			fail(err_w, STAGE_UNOTIFY, -r);
-	}
-
+/*
+ * The rlimits, fds 0..2 from |src|, every other fd close-on-exec, the
+ * working directory (the root for a confined child). |mediated|: the
+ * Unix-socket mediation's RLIMIT_NOFILE waits for its listener (child_confine).
+ */
+static _child_ void child_process_state(const struct corral_child *c, int src[3], int root_fd, bool mediated,
+					int err_w)
+{
 	/*
 	 * With the mediation, RLIMIT_NOFILE waits until its listener fd
 	 * exists: every inherited fd is still open here (close-on-exec, not
@@ -487,12 +497,70 @@ _child_ int corral_child_main(void *arg)
 	if (mark_cloexec_from(3) < 0)
 		fail(err_w, STAGE_CLOSE_FDS, errno);
 
-	if (sb) {
+	if (c->sb) {
 		if (fchdir(root_fd) < 0)
 			fail(err_w, STAGE_CHDIR, errno);
 	} else if (c->cwd && chdir(c->cwd) < 0) {
 		fail(err_w, STAGE_CHDIR, errno);
 	}
+}
+
+/* no_new_privs, Landlock, seccomp: the confinement itself, last before execve. */
+static _child_ void child_confine(const struct corral_child *c, int ruleset_fd, bool mediated, int err_w)
+{
+	const struct corral_sandbox *sb = c->sb;
+	int r;
+
+	if (!sb)
+		return;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		fail(err_w, STAGE_NO_NEW_PRIVS, errno);
+	if (ruleset_fd >= 0) {
+		r = corral_ll_restrict_self(ruleset_fd);
+		if (r < 0)
+			fail(err_w, STAGE_LANDLOCK, -r);
+	}
+	/* Last, so nothing after it needs a denied call. */
+	if (mediated) {
+		/* The same filter, with a listener handed to the parent. */
+		r = corral_unotify_child_install(sb->unotify, &sb->bpf);
+		if (r < 0)
+			fail(err_w, STAGE_UNOTIFY, -r);
+		if (c->rlimits && c->rlimits->set[RLIMIT_NOFILE] &&
+		    setrlimit(RLIMIT_NOFILE, &c->rlimits->rl[RLIMIT_NOFILE]) < 0)
+			fail(err_w, STAGE_RLIMIT, errno);
+	} else if (sb->have_bpf) {
+		r = corral_seccomp_install(&sb->bpf);
+		if (r < 0)
+			fail(err_w, STAGE_SECCOMP, -r);
+	}
+}
+
+_child_ int corral_child_main(void *arg)
+{
+	const struct corral_child *c = arg;
+	const struct corral_sandbox *sb = c->sb;
+	const struct corral_run *run = c->run;
+	const bool mediated = sb && sb->unotify && run && run->un_child >= 0;
+	/* Fds this child uses to the end: its own copies, which the hand-over may move. */
+	int root_fd = sb ? sb->root_fd : -1, ruleset_fd = run ? run->ruleset_fd : -1;
+	int src[3] = { c->fd_in, c->fd_out, c->fd_err }, err_w = c->err_w;
+	sigset_t empty;
+
+	child_reset_signals();
+	child_session(c, err_w);
+	child_join(c, err_w);
+	child_identity(c, err_w);
+
+	/* Before the rlimits: the hand-over fd lies above the command's RLIMIT_NOFILE. */
+	if (mediated) {
+		int *const keep[] = { &err_w, &root_fd, &ruleset_fd, &src[0], &src[1], &src[2] };
+		int r = corral_unotify_child_prepare(sb->unotify, run->un_child, keep, ARRAY_SIZE(keep));
+
+		if (r < 0)
+			fail(err_w, STAGE_UNOTIFY, -r);
+	}
+	child_process_state(c, src, root_fd, mediated, err_w);
 
 	/* The command starts with an empty signal mask. */
 	sigemptyset(&empty);
@@ -503,31 +571,7 @@ _child_ int corral_child_main(void *arg)
 	if (c->cpus)
 		(void)sched_setaffinity(0, sizeof(*c->cpus), c->cpus);
 
-	if (sb) {
-		int r;
-
-		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-			fail(err_w, STAGE_NO_NEW_PRIVS, errno);
-		if (ruleset_fd >= 0) {
-			r = corral_ll_restrict_self(ruleset_fd);
-			if (r < 0)
-				fail(err_w, STAGE_LANDLOCK, -r);
-		}
-		/* Last, so nothing after it needs a denied call. */
-		if (sb->unotify && run && run->un_child >= 0) {
-			/* The same filter, with a listener handed to the parent. */
-			r = corral_unotify_child_install(sb->unotify, &sb->bpf);
-			if (r < 0)
-				fail(err_w, STAGE_UNOTIFY, -r);
-			if (c->rlimits && c->rlimits->set[RLIMIT_NOFILE] &&
-			    setrlimit(RLIMIT_NOFILE, &c->rlimits->rl[RLIMIT_NOFILE]) < 0)
-				fail(err_w, STAGE_RLIMIT, errno);
-		} else if (sb->have_bpf) {
-			r = corral_seccomp_install(&sb->bpf);
-			if (r < 0)
-				fail(err_w, STAGE_SECCOMP, -r);
-		}
-	}
+	child_confine(c, ruleset_fd, mediated, err_w);
 
 	((struct corral_child *)c)->reached_exec = true;
 	{

@@ -21,6 +21,7 @@
  *    fd 0, and, when the command stops, a stop signal to corral's own
  *    process group, so the whole host process stops as a job does.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -910,156 +911,172 @@ static int stage_exit_code(int e)
 	return e == ENOENT ? 127 : 126;
 }
 
-int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_opts *opts,
-		      struct corral_result *res, struct corral_error *err)
+/*
+ * One run of the engine: the state its steps share. corral_engine_run
+ * calls them in order —
+ *
+ *   run_pipes      stdin, the output pipes, the child's report pipe
+ *   run_spawn      clone the child; its report (did it reach execve?)
+ *   run_poll_once  one turn of the event loop, until the main process
+ *                  ends, the deadline passes, the run is cancelled, or
+ *                  poll fails
+ *   run_kill_tree  the deadline hook, then SIGKILL to main (when it did
+ *                  not end by itself), its group and its cgroups
+ *   run_collect    reap main, sweep what was re-parented to us, read
+ *                  what the streams still hold
+ *   run_done       fill the result, once
+ *
+ * — and run_release, the one way out, frees whatever the steps left.
+ * |r| is 0 until corral itself fails (a negative errno, |err| filled);
+ * the steps after a failure only tear down.
+ */
+struct run {
+	const struct corral_spawn *sp;
+	const struct corral_exec_opts *opts;
+	struct corral_result *res;
+	struct corral_error *err;
+	int r;
+
+	/* Pipes: the parent's ends, and the child's until it has them. */
+	int in_r, in_w, out_w, err_w, rep_r, rep_w, pidfd;
+	size_t in_off; /* bytes of opts->stdin_data written */
+	struct stream out, errs;
+
+	struct corral_child child;
+	char **sh_argv;
+	void *stack;
+	struct corral_child_report rep; /* rep.err: setup or execve failed in the child */
+	pid_t pid;                      /* the main process, once cloned */
+	bool main_reaped;
+	int status;                     /* its wait status, once reaped */
+
+	double t0, deadline, last_reap;
+	bool interactive, timed_out, cancelled;
+	bool want_watchdog, only_main;
+	struct tty tty;
+	struct pin pin;
+	struct watchdog wd;
+	struct corral_unotify *un;
+	struct owner_test owner;
+	struct tally tally;
+};
+
+/* stdin: bytes through a pipe, corral's own, or /dev/null; then the output pipes and the report pipe. */
+static int run_pipes(struct run *run)
 {
-	struct stream out = { .fd = -1 }, errs = { .fd = -1 };
-	int in_r = -1, in_w = -1, out_w = -1, err_w = -1, rep_r = -1, rep_w = -1, pidfd = -1;
-	const char *in_data = opts->stdin_data;
-	size_t in_len = opts->stdin_len, in_off = 0;
-	struct corral_child child = {};
-	char **sh_argv = NULL;
-	struct corral_child_report rep = {};
-	struct tally tally = {};
-	struct owner_test owner = {
-		.confined = sp->confine != NULL,
-		.filtered = sp->confine && (sp->confine->have_bpf || sp->confine->unotify),
-	};
-	sigset_t all, old;
-	void *stack = MAP_FAILED;
-	double t0, deadline, last_reap = 0;
-	bool interactive = false, timed_out = false, cancelled = false, main_reaped = false;
-	struct tty tty = {};
-	bool want_watchdog = false, only_main = false;
-	struct watchdog wd = { .pid = -1, .fd = -1 };
-	struct rusage ru;
-	struct corral_unotify *un = NULL;
-	struct pin pin = {};
-	pid_t pid = -1;
-	int status = 0, r = 0;
-	ssize_t n;
+	const struct corral_exec_opts *opts = run->opts;
+	const struct corral_sandbox *sb = run->sp->confine;
+	bool give = sb && sb->switch_identity; /* the command's ends go to the command's uid */
+	struct corral_error *err = run->err;
+	int p[2];
 
-	r = subreaper_init();
-	if (r)
-		return corral_err(err, CORRAL_E_SETUP, r, "PR_SET_CHILD_SUBREAPER: %s", corral_strerror(r));
-
-	memset(res, 0, sizeof(*res));
-	res->provider = sp->provider ? sp->provider : "local";
-
-	/* stdin: bytes through a pipe, corral's own, or /dev/null. */
-	if (in_data) {
-		int p[2];
-		if (pipe2(p, O_CLOEXEC) < 0) {
-			r = corral_err(err, CORRAL_E_SETUP, errno, "stdin pipe: %s", corral_strerror(errno));
-			goto out;
-		}
-		in_r = p[0];
-		in_w = p[1];
-		if (sp->confine && sp->confine->switch_identity &&
-		    fchown(in_r, sp->confine->uid, sp->confine->gid) < 0) {
-			r = corral_err(err, CORRAL_E_SETUP, errno, "stdin pipe: fchown: %s", corral_strerror(errno));
-			goto out;
-		}
-		fcntl(in_w, F_SETFL, O_NONBLOCK);
-		if (in_len == 0)
-			in_w = safe_close(in_w);
+	if (opts->stdin_data) {
+		if (pipe2(p, O_CLOEXEC) < 0)
+			return corral_err(err, CORRAL_E_SETUP, errno, "stdin pipe: %s", corral_strerror(errno));
+		run->in_r = p[0];
+		run->in_w = p[1];
+		if (give && fchown(run->in_r, sb->uid, sb->gid) < 0)
+			return corral_err(err, CORRAL_E_SETUP, errno, "stdin pipe: fchown: %s", corral_strerror(errno));
+		fcntl(run->in_w, F_SETFL, O_NONBLOCK);
+		if (opts->stdin_len == 0)
+			run->in_w = safe_close(run->in_w);
 	} else if (!opts->stdin_passthrough) {
-		in_r = open("/dev/null", O_RDONLY | O_CLOEXEC);
-		if (in_r < 0) {
-			r = corral_err(err, CORRAL_E_SETUP, errno, "/dev/null: %s", corral_strerror(errno));
-			goto out;
-		}
+		run->in_r = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (run->in_r < 0)
+			return corral_err(err, CORRAL_E_SETUP, errno, "/dev/null: %s", corral_strerror(errno));
 	} else if (!opts->capture && isatty(0) && tcgetpgrp(0) == getpgrp()) {
 		/* A person at a terminal: keep job control and Ctrl-C working. */
-		interactive = true;
-		tty_begin(&tty);
+		run->interactive = true;
+		tty_begin(&run->tty);
 	}
 
 	if (opts->capture) {
-		int p[2];
-
-		if (pipe2(p, O_CLOEXEC) < 0) {
-			r = corral_err(err, CORRAL_E_SETUP, errno, "stdout pipe: %s", corral_strerror(errno));
-			goto out;
-		}
-		out.fd = p[0];
-		out_w = p[1];
-		if (pipe2(p, O_CLOEXEC) < 0) {
-			r = corral_err(err, CORRAL_E_SETUP, errno, "stderr pipe: %s", corral_strerror(errno));
-			goto out;
-		}
-		errs.fd = p[0];
-		err_w = p[1];
-		fcntl(out.fd, F_SETFL, O_NONBLOCK);
-		fcntl(errs.fd, F_SETFL, O_NONBLOCK);
+		if (pipe2(p, O_CLOEXEC) < 0)
+			return corral_err(err, CORRAL_E_SETUP, errno, "stdout pipe: %s", corral_strerror(errno));
+		run->out.fd = p[0];
+		run->out_w = p[1];
+		if (pipe2(p, O_CLOEXEC) < 0)
+			return corral_err(err, CORRAL_E_SETUP, errno, "stderr pipe: %s", corral_strerror(errno));
+		run->errs.fd = p[0];
+		run->err_w = p[1];
+		fcntl(run->out.fd, F_SETFL, O_NONBLOCK);
+		fcntl(run->errs.fd, F_SETFL, O_NONBLOCK);
 		/*
 		 * A pipe is owned by its creator, mode 0600: after the switch to
 		 * another identity, reopening it (/dev/stdout, /proc/self/fd/1)
 		 * would be EACCES. Give the command's ends to the command's uid.
 		 */
-		if (sp->confine && sp->confine->switch_identity &&
-		    (fchown(out_w, sp->confine->uid, sp->confine->gid) < 0 ||
-		     fchown(err_w, sp->confine->uid, sp->confine->gid) < 0)) {
-			r = corral_err(err, CORRAL_E_SETUP, errno, "output pipes: fchown: %s", corral_strerror(errno));
-			goto out;
-		}
+		if (give && (fchown(run->out_w, sb->uid, sb->gid) < 0 || fchown(run->err_w, sb->uid, sb->gid) < 0))
+			return corral_err(err, CORRAL_E_SETUP, errno, "output pipes: fchown: %s",
+					  corral_strerror(errno));
 		/* SIZE_MAX ("no cap") less one: the buffer holds limit + 1 bytes. */
-		out.limit = errs.limit = opts->max_output < SIZE_MAX ? opts->max_output : SIZE_MAX - 1;
-	}
-	{
-		int p[2];
-
-		/* Non-blocking: read once after the child released us, below (the write never fills it). */
-		if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0) {
-			r = corral_err(err, CORRAL_E_SETUP, errno, "error pipe: %s", corral_strerror(errno));
-			goto out;
-		}
-		rep_r = p[0];
-		rep_w = p[1];
+		run->out.limit = run->errs.limit = opts->max_output < SIZE_MAX ? opts->max_output : SIZE_MAX - 1;
 	}
 
-	stack = child_stack();
-	if (stack == MAP_FAILED) {
-		r = corral_err(err, CORRAL_E_SETUP, errno, "child stack: %s", corral_strerror(errno));
-		goto out;
-	}
+	/* Non-blocking: read once after the child released us (run_spawn; the write never fills it). */
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
+		return corral_err(err, CORRAL_E_SETUP, errno, "error pipe: %s", corral_strerror(errno));
+	run->rep_r = p[0];
+	run->rep_w = p[1];
+	return 0;
+}
 
-	child = (struct corral_child){
+/* The child's argument block: everything it needs, prepared here (it may not allocate). */
+static void run_child_args(struct run *run)
+{
+	const struct corral_spawn *sp = run->sp;
+	size_t argc = 0;
+
+	run->child = (struct corral_child){
 		.sb = sp->confine,
 		.run = sp->run,
 		.argv = sp->argv,
 		.envp = sp->envp,
 		.cwd = sp->cwd,
-		.fd_in = in_r,
-		.fd_out = out_w,
-		.fd_err = err_w,
-		.err_w = rep_w,
-		.interactive = interactive,
+		.fd_in = run->in_r,
+		.fd_out = run->out_w,
+		.fd_err = run->err_w,
+		.err_w = run->rep_w,
+		.interactive = run->interactive,
 		.reset_mask = true,
 		.parent = getpid(),
 		.rlimits = sp->rlimits,
 	};
-	{
-		size_t argc = 0;
-
-		while (sp->argv[argc])
-			argc++;
-		/* NULL (no fallback) if this fails: the child then reports ENOEXEC. */
-		sh_argv = calloc(argc + 2, sizeof(*sh_argv));
-		if (sh_argv) {
-			sh_argv[0] = (char *)"/bin/sh";
-			for (size_t i = 1; i < argc; i++)
-				sh_argv[i + 1] = sp->argv[i];
-			child.sh_argv = sh_argv;
-		}
+	while (sp->argv[argc])
+		argc++;
+	/* NULL (no fallback) if this fails: the child then reports ENOEXEC. */
+	run->sh_argv = calloc(argc + 2, sizeof(*run->sh_argv));
+	if (run->sh_argv) {
+		run->sh_argv[0] = (char *)"/bin/sh";
+		for (size_t i = 1; i < argc; i++)
+			run->sh_argv[i + 1] = sp->argv[i];
+		run->child.sh_argv = run->sh_argv;
 	}
 	for (char *const *e = sp->envp; e && *e; e++)
 		if (strncmp(*e, "PATH=", 5) == 0)
-			child.path = *e + 5;
+			run->child.path = *e + 5;
+}
 
-	t0 = now_ms();
-	deadline = t0 + opts->timeout * 1e3;
-	last_reap = t0; /* nothing of this run can be an orphan yet */
+/*
+ * Clone the child and learn whether it reached execve: run->rep.err is
+ * then 0, or what failed (STAGE_EXEC: the command could not be executed,
+ * a result; any other stage: a setup error). Returns 0 once the child
+ * exists, or a negative errno when it could not be started.
+ */
+static int run_spawn(struct run *run)
+{
+	sigset_t all, old;
+	ssize_t n;
+
+	assert(run->pid < 0 && run->rep_w >= 0);
+	run->stack = child_stack();
+	if (run->stack == MAP_FAILED)
+		return corral_err(run->err, CORRAL_E_SETUP, errno, "child stack: %s", corral_strerror(errno));
+	run_child_args(run);
+
+	run->t0 = now_ms();
+	run->deadline = run->t0 + run->opts->timeout * 1e3;
+	run->last_reap = run->t0; /* nothing of this run can be an orphan yet */
 
 	/*
 	 * Every signal blocked around clone: a host handler must not run in
@@ -1067,32 +1084,31 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 	 * is held until the pid is registered, so a concurrent sweep never
 	 * takes the new main process for an orphan.
 	 */
-	pin_begin(&pin);
-	if (pin.on)
-		child.cpus = &pin.cpus;
+	pin_begin(&run->pin);
+	if (run->pin.on)
+		run->child.cpus = &run->pin.cpus;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_mutex_lock(&g_lock);
-	pid = clone(corral_child_main, (char *)stack + CHILD_STACK_SIZE, CLONE_VM | CLONE_VFORK | SIGCHLD, &child);
-	if (pid > 0 && reg_add(pid, pid) < 0) {
-		/* Out of memory: the child already runs; kill it below as a setup error. */
-		kill(pid, SIGKILL);
-		rep = (struct corral_child_report){ .stage = 0, .err = ENOMEM };
+	run->pid = clone(corral_child_main, (char *)run->stack + CHILD_STACK_SIZE,
+			 CLONE_VM | CLONE_VFORK | SIGCHLD, &run->child);
+	if (run->pid > 0 && reg_add(run->pid, run->pid) < 0) {
+		/* Out of memory: the child already runs; kill it as a setup error. */
+		kill(run->pid, SIGKILL);
+		run->rep = (struct corral_child_report){ .stage = 0, .err = ENOMEM };
 	}
 	pthread_mutex_unlock(&g_lock);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (pid < 0) {
-		r = corral_err(err, CORRAL_E_SETUP, errno, "clone: %s", corral_strerror(errno));
-		goto out;
-	}
+	if (run->pid < 0)
+		return corral_err(run->err, CORRAL_E_SETUP, errno, "clone: %s", corral_strerror(errno));
 	if (g_stack_key == (pthread_key_t)-1)
-		munmap(stack, CHILD_STACK_SIZE);
-	stack = MAP_FAILED; /* otherwise kept for this thread's next run */
+		munmap(run->stack, CHILD_STACK_SIZE);
+	run->stack = MAP_FAILED; /* otherwise kept for this thread's next run */
 
-	rep_w = safe_close(rep_w);
-	in_r = safe_close(in_r);
-	out_w = safe_close(out_w);
-	err_w = safe_close(err_w);
+	run->rep_w = safe_close(run->rep_w);
+	run->in_r = safe_close(run->in_r);
+	run->out_w = safe_close(run->out_w);
+	run->err_w = safe_close(run->err_w);
 
 	/*
 	 * The child has exec'd or exited by now (CLONE_VFORK): a report it
@@ -1102,217 +1118,220 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 	 * that released us, and then for this thread to be scheduled again —
 	 * 0.3 ms per run measured here, while the command was already running.
 	 */
-	if (rep.err == 0) {
+	if (run->rep.err == 0) {
 		do
-			n = read(rep_r, &rep, sizeof(rep));
+			n = read(run->rep_r, &run->rep, sizeof(run->rep));
 		while (n < 0 && errno == EINTR);
-		if (n != (ssize_t)sizeof(rep))
-			rep = (struct corral_child_report){};
-		if (rep.err == 0 && !child.reached_exec)
-			rep = (struct corral_child_report){ .stage = STAGE_UNREPORTED, .err = EIO };
+		if (n != (ssize_t)sizeof(run->rep))
+			run->rep = (struct corral_child_report){};
+		if (run->rep.err == 0 && !run->child.reached_exec)
+			run->rep = (struct corral_child_report){ .stage = STAGE_UNREPORTED, .err = EIO };
 	}
-	if (rep.err) {
-		pid_t w;
+	return 0;
+}
 
-		while ((w = wait4(pid, &status, __WALL, &ru)) < 0 && errno == EINTR)
-			;
-		if (w == pid)
-			tally_add(&tally, &ru);
-		main_reaped = true;
-		pthread_mutex_lock(&g_lock);
-		reg_del(pid);
-		pthread_mutex_unlock(&g_lock);
-		tty_end(&tty);
-		if (rep.stage == STAGE_EXEC) {
-			const char *name = sp->argv[0];
+/* The child did not reach execve: a result when the exec itself failed, else corral's error. */
+static int run_child_failed(struct run *run)
+{
+	const struct corral_child_report *rep = &run->rep;
 
-			res->exited = true;
-			res->exec_errno = rep.err;
-			res->exit_status = stage_exit_code(rep.err);
-			if (rep.has_interp) {
-				/* The command exists but cannot be executed: 126 (DESIGN.md). */
-				rep.interp[sizeof(rep.interp) - 1] = 0;
-				res->exec_interp = strdup(rep.interp); /* NULL on ENOMEM: plain "not found", 127 */
-				if (rep.err == ENOENT)
-					res->exit_status = res->exec_interp ? 126 : 127;
-			}
-			if (opts->capture) {
-				char msg[512];
-				int len = corral_exec_error_line(res, name, msg, sizeof(msg));
+	assert(rep->err != 0);
+	if (rep->stage == STAGE_EXEC)
+		return 0;
+	if (rep->stage == STAGE_UNREPORTED)
+		return corral_err(run->err, CORRAL_E_SETUP, 0,
+				  "child setup failed before execve and could not report why "
+				  "(a limit too small for setup itself, e.g. --memory or --open-files?)");
+	return corral_err(run->err, CORRAL_E_SETUP, rep->err, "%s: %s",
+			  rep->stage ? corral_child_stage_name(rep->stage) : "registering the run",
+			  corral_strerror(rep->err));
+}
 
-				if (len < 0)
-					len = 0;
-				else if ((size_t)len >= sizeof(msg))
-					len = (int)sizeof(msg) - 1;
-				errs.buf = strdup(msg);
-				errs.len = errs.buf ? (size_t)len : 0;
-				out.fd = safe_close(out.fd);
-				errs.fd = safe_close(errs.fd);
-				stream_finish(&out, &res->stdout_buf, &res->stdout_len, &res->stdout_truncated);
-				stream_finish(&errs, &res->stderr_buf, &res->stderr_len, &res->stderr_truncated);
-			}
-			res->wall_ms = now_ms() - t0;
-			res->cpu_ms = tally.cpu_ms;
-			res->max_rss_kb = tally.max_rss_kb;
-			r = 0;
-		} else if (rep.stage == STAGE_UNREPORTED) {
-			r = corral_err(err, CORRAL_E_SETUP, 0,
-				       "child setup failed before execve and could not report why "
-				       "(a limit too small for setup itself, e.g. --memory or --open-files?)");
-		} else {
-			r = corral_err(err, CORRAL_E_SETUP, rep.err, "%s: %s",
-				       rep.stage ? corral_child_stage_name(rep.stage) : "registering the run",
-				       corral_strerror(rep.err));
-		}
-		goto finish;
-	}
+/* After the main process started: its pidfd, the watchdog's due, the Unix-socket mediation. */
+static void run_started(struct run *run)
+{
+	const struct corral_run *cr = run->sp->run;
 
-	pidfd = (int)syscall(__NR_pidfd_open, pid, 0);
-	for (int i = 0; sp->run && i < CORRAL_CG_MAX; i++)
-		if (sp->run->cg_dir[i])
-			want_watchdog = true;
+	run->pidfd = (int)syscall(__NR_pidfd_open, run->pid, 0);
+	for (int i = 0; cr && i < CORRAL_CG_MAX; i++)
+		if (cr->cg_dir[i])
+			run->want_watchdog = true;
 	/* Unix-socket mediation: the listener the child sent before execve. */
-	if (sp->run && sp->run->un_parent >= 0)
-		un = corral_unotify_start(sp->confine, sp->run, sp->run->un_parent);
+	if (cr && cr->un_parent >= 0)
+		run->un = corral_unotify_start(run->sp->confine, cr, cr->un_parent);
+}
 
-	/* The event loop. */
-	for (;;) {
-		struct pollfd pf[5 + CORRAL_UNOTIFY_MAX_POLLFDS];
-		int np = 0, ipid = -1, iout = -1, ierr = -1, iin = -1, icancel = -1, iun = -1, nun = 0;
-		double now = now_ms(), left = deadline - now;
-		struct timespec ts;
-		bool exited = false;
+/* The poll set of one turn of the event loop, and where each fd sits in it (-1: absent). */
+struct poll_set {
+	struct pollfd pf[5 + CORRAL_UNOTIFY_MAX_POLLFDS];
+	int n, ipid, iout, ierr, iin, icancel, iun, nun;
+};
 
-		if (left <= 0) {
-			siginfo_t si = {};
+static void poll_add(struct poll_set *ps, int *idx, int fd, short events)
+{
+	assert(ps->n < (int)ARRAY_SIZE(ps->pf));
+	*idx = ps->n;
+	ps->pf[ps->n++] = (struct pollfd){ .fd = fd, .events = events };
+}
 
-			/* Ended on its own since the last look: an exit, not the deadline's kill. */
-			if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) == 0 && si.si_pid == pid)
-				break;
-			timed_out = true;
-			break;
-		}
-		if (want_watchdog && wd.pid < 0) {
-			if (now - t0 >= WATCHDOG_DELAY_MS)
-				watchdog_start(sp->run, &wd);
-			else if (left > WATCHDOG_DELAY_MS - (now - t0))
-				left = WATCHDOG_DELAY_MS - (now - t0);
-			if (wd.pid < 0 && now - t0 >= WATCHDOG_DELAY_MS)
-				want_watchdog = false; /* could not start one: go on without */
-		}
-		if (pin.on) {
-			if (now - t0 >= PIN_MS)
-				pin_end(&pin);
-			else if (left > PIN_MS - (now - t0))
-				left = PIN_MS - (now - t0);
-		}
-		if (pidfd >= 0) {
-			ipid = np;
-			pf[np++] = (struct pollfd){ .fd = pidfd, .events = POLLIN };
-		} else if (left > 10) {
-			left = 10; /* no pidfd (Linux < 5.3): poll the child */
-		}
-		if (now - last_reap >= ORPHAN_REAP_MS) {
-			reap_orphans(pid, &owner, &tally);
-			last_reap = now;
-		}
-		if (left > ORPHAN_REAP_MS)
-			left = ORPHAN_REAP_MS;
-		if (interactive && left > TTY_POLL_MS)
-			left = TTY_POLL_MS;
-		if (out.fd >= 0) {
-			iout = np;
-			pf[np++] = (struct pollfd){ .fd = out.fd, .events = POLLIN };
-		}
-		if (errs.fd >= 0) {
-			ierr = np;
-			pf[np++] = (struct pollfd){ .fd = errs.fd, .events = POLLIN };
-		}
-		if (in_w >= 0) {
-			iin = np;
-			pf[np++] = (struct pollfd){ .fd = in_w, .events = POLLOUT };
-		}
-		if (opts->sz >= offsetof(struct corral_exec_opts, cancel_fd) + sizeof(int) &&
-		    opts->has_cancel_fd && opts->cancel_fd >= 0) {
-			icancel = np;
-			pf[np++] = (struct pollfd){ .fd = opts->cancel_fd, .events = POLLIN };
-		}
-		if (un && now - t0 < UNOTIFY_GRACE_MS) {
-			if (left > UNOTIFY_GRACE_MS - (now - t0))
-				left = UNOTIFY_GRACE_MS - (now - t0);
-		} else if (un) {
-			iun = np;
-			nun = corral_unotify_pollfds(un, pf + np);
-			np += nun;
-		}
-		ts.tv_sec = (time_t)(left / 1e3);
-		ts.tv_nsec = (long)((left - (double)ts.tv_sec * 1e3) * 1e6);
-		if (ppoll(pf, (nfds_t)np, &ts, NULL) < 0) {
-			if (errno == EINTR)
-				continue;
-			r = corral_err(err, CORRAL_E_SETUP, errno, "poll: %s", corral_strerror(errno));
-			timed_out = false;
-			break;
-		}
-		if (icancel >= 0 && pf[icancel].revents) {
-			cancelled = true;
-			break;
-		}
-		if (nun > 0)
-			corral_unotify_handle(un, pf + iun, nun);
-		if (iout >= 0 && pf[iout].revents)
-			stream_read(&out);
-		if (ierr >= 0 && pf[ierr].revents)
-			stream_read(&errs);
-		if (iin >= 0 && pf[iin].revents) {
-			if (pf[iin].revents & (POLLERR | POLLHUP)) {
-				in_w = safe_close(in_w);
-			} else {
-				sigset_t pipe_set, prev;
-				struct timespec zero = {};
+/*
+ * The timers of the run (watchdog, CPU pin, orphan reaping) and the poll
+ * set of this turn; |*left| (ms) shrinks to the next timer's due.
+ */
+static void run_poll_prepare(struct run *run, struct poll_set *ps, double now, double *left)
+{
+	const struct corral_exec_opts *opts = run->opts;
+	double ran = now - run->t0;
 
-				/* No SIGPIPE for the host: block it, and consume one we caused. */
-				sigemptyset(&pipe_set);
-				sigaddset(&pipe_set, SIGPIPE);
-				pthread_sigmask(SIG_BLOCK, &pipe_set, &prev);
-				n = write(in_w, in_data + in_off, in_len - in_off);
-				if (n < 0 && errno == EPIPE)
-					sigtimedwait(&pipe_set, NULL, &zero);
-				pthread_sigmask(SIG_SETMASK, &prev, NULL);
-				if (n > 0)
-					in_off += (size_t)n;
-				if ((n < 0 && errno != EAGAIN && errno != EINTR) || in_off >= in_len)
-					in_w = safe_close(in_w);
-			}
-		}
-		if (ipid >= 0) {
-			exited = pf[ipid].revents != 0;
-		} else {
-			siginfo_t si = {};
-			exited = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) == 0 &&
-				 si.si_pid == pid;
-		}
-		if (exited)
-			break;
-		if (interactive)
-			tty_watch(&tty, pid);
+	*ps = (struct poll_set){ .ipid = -1, .iout = -1, .ierr = -1, .iin = -1, .icancel = -1, .iun = -1 };
+	if (run->want_watchdog && run->wd.pid < 0) {
+		if (ran >= WATCHDOG_DELAY_MS)
+			watchdog_start(run->sp->run, &run->wd);
+		else if (*left > WATCHDOG_DELAY_MS - ran)
+			*left = WATCHDOG_DELAY_MS - ran;
+		if (run->wd.pid < 0 && ran >= WATCHDOG_DELAY_MS)
+			run->want_watchdog = false; /* could not start one: go on without */
 	}
+	if (run->pin.on) {
+		if (ran >= PIN_MS)
+			pin_end(&run->pin);
+		else if (*left > PIN_MS - ran)
+			*left = PIN_MS - ran;
+	}
+	if (run->pidfd >= 0)
+		poll_add(ps, &ps->ipid, run->pidfd, POLLIN);
+	else if (*left > 10)
+		*left = 10; /* no pidfd (Linux < 5.3): poll the child */
+	if (now - run->last_reap >= ORPHAN_REAP_MS) {
+		reap_orphans(run->pid, &run->owner, &run->tally);
+		run->last_reap = now;
+	}
+	if (*left > ORPHAN_REAP_MS)
+		*left = ORPHAN_REAP_MS;
+	if (run->interactive && *left > TTY_POLL_MS)
+		*left = TTY_POLL_MS;
+	if (run->out.fd >= 0)
+		poll_add(ps, &ps->iout, run->out.fd, POLLIN);
+	if (run->errs.fd >= 0)
+		poll_add(ps, &ps->ierr, run->errs.fd, POLLIN);
+	if (run->in_w >= 0)
+		poll_add(ps, &ps->iin, run->in_w, POLLOUT);
+	if (opts->sz >= offsetof(struct corral_exec_opts, cancel_fd) + sizeof(int) && opts->has_cancel_fd &&
+	    opts->cancel_fd >= 0)
+		poll_add(ps, &ps->icancel, opts->cancel_fd, POLLIN);
+	if (run->un && ran < UNOTIFY_GRACE_MS) {
+		if (*left > UNOTIFY_GRACE_MS - ran)
+			*left = UNOTIFY_GRACE_MS - ran;
+	} else if (run->un) {
+		ps->iun = ps->n;
+		ps->nun = corral_unotify_pollfds(run->un, ps->pf + ps->n);
+		ps->n += ps->nun;
+	}
+}
 
-	/* What the main process wrote before it ended. */
-	while (stream_read(&out) == READ_MORE)
-		;
-	while (stream_read(&errs) == READ_MORE)
-		;
+/* Feed opts->stdin_data to the command, as much as the pipe takes now. */
+static void run_feed_stdin(struct run *run, short revents)
+{
+	const struct corral_exec_opts *opts = run->opts;
+	sigset_t pipe_set, prev;
+	struct timespec zero = {};
+	ssize_t n;
 
-	if (timed_out && sp->on_deadline)
+	if (revents & (POLLERR | POLLHUP)) {
+		run->in_w = safe_close(run->in_w);
+		return;
+	}
+	/* No SIGPIPE for the host: block it, and consume one we caused. */
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &prev);
+	n = write(run->in_w, (const char *)opts->stdin_data + run->in_off, opts->stdin_len - run->in_off);
+	if (n < 0 && errno == EPIPE)
+		sigtimedwait(&pipe_set, NULL, &zero);
+	pthread_sigmask(SIG_SETMASK, &prev, NULL);
+	if (n > 0)
+		run->in_off += (size_t)n;
+	if ((n < 0 && errno != EAGAIN && errno != EINTR) || run->in_off >= opts->stdin_len)
+		run->in_w = safe_close(run->in_w);
+}
+
+static bool main_exited(pid_t pid)
+{
+	siginfo_t si = {};
+
+	return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) == 0 && si.si_pid == pid;
+}
+
+/*
+ * One turn of the event loop. Returns true while the run goes on; false
+ * once the main process exited, the deadline passed (timed_out), the run
+ * was cancelled (cancelled), or poll failed (r).
+ */
+static bool run_poll_once(struct run *run)
+{
+	struct poll_set ps;
+	double now = now_ms(), left = run->deadline - now;
+	struct timespec ts;
+
+	if (left <= 0) {
+		/* Ended on its own since the last look: an exit, not the deadline's kill. */
+		run->timed_out = !main_exited(run->pid);
+		return false;
+	}
+	run_poll_prepare(run, &ps, now, &left);
+	ts.tv_sec = (time_t)(left / 1e3);
+	ts.tv_nsec = (long)((left - (double)ts.tv_sec * 1e3) * 1e6);
+	if (ppoll(ps.pf, (nfds_t)ps.n, &ts, NULL) < 0) {
+		if (errno == EINTR)
+			return true;
+		run->r = corral_err(run->err, CORRAL_E_SETUP, errno, "poll: %s", corral_strerror(errno));
+		return false;
+	}
+	if (ps.icancel >= 0 && ps.pf[ps.icancel].revents) {
+		run->cancelled = true;
+		return false;
+	}
+	if (ps.nun > 0)
+		corral_unotify_handle(run->un, ps.pf + ps.iun, ps.nun);
+	if (ps.iout >= 0 && ps.pf[ps.iout].revents)
+		stream_read(&run->out);
+	if (ps.ierr >= 0 && ps.pf[ps.ierr].revents)
+		stream_read(&run->errs);
+	if (ps.iin >= 0 && ps.pf[ps.iin].revents)
+		run_feed_stdin(run, ps.pf[ps.iin].revents);
+	if (ps.ipid >= 0 ? ps.pf[ps.ipid].revents != 0 : main_exited(run->pid))
+		return false;
+	if (run->interactive)
+		tty_watch(&run->tty, run->pid);
+	return true;
+}
+
+/* Read what the streams hold (all of it, once every writer is gone). */
+static void run_drain(struct run *run)
+{
+	while (stream_read(&run->out) == READ_MORE)
+		;
+	while (stream_read(&run->errs) == READ_MORE)
+		;
+}
+
+/*
+ * The main process ended, or must: the deadline hook, then the tree
+ * killed — main (unless it ended by itself), its process group, its
+ * cgroups.
+ */
+static void run_kill_tree(struct run *run)
+{
+	const struct corral_spawn *sp = run->sp;
+
+	assert(run->pid > 0 && !run->main_reaped);
+	if (run->timed_out && sp->on_deadline)
 		sp->on_deadline(sp->hook_arg);
-
-	/* Kill the tree: main (at the deadline), its process group, its cgroup. */
-	if (timed_out || cancelled || r < 0) {
-		if (pidfd < 0 || syscall(__NR_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) < 0)
-			kill(pid, SIGKILL);
+	if (run->timed_out || run->cancelled || run->r < 0) {
+		if (run->pidfd < 0 || syscall(__NR_pidfd_send_signal, run->pidfd, SIGKILL, NULL, 0) < 0)
+			kill(run->pid, SIGKILL);
 	}
-	kill(-pid, SIGKILL);
+	kill(-run->pid, SIGKILL);
 	/*
 	 * With a pids cgroup, one task left is the main process itself (a
 	 * zombie, or killed above and no longer able to fork): nothing else of
@@ -1320,106 +1339,195 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 	 * sweep. That saves a /proc walk and a cgroup.procs read per run.
 	 */
 	if (sp->run && sp->confine && sp->confine->cgroup_holds_tree)
-		only_main = corral_cgroup_tasks(sp->run) == 1;
-	if (sp->run && !only_main)
+		run->only_main = corral_cgroup_tasks(sp->run) == 1;
+	if (sp->run && !run->only_main)
 		corral_cgroup_kill(sp->run);
 	/* Mediated calls still waiting get no answer: their callers are being killed. */
-	corral_unotify_free(un);
-	un = NULL;
+	corral_unotify_free(run->un);
+	run->un = NULL;
+}
 
-	{
-		pid_t w;
+/* Reap the main process (its status in run->status); false when another waiter took it. */
+static bool run_reap_main(struct run *run)
+{
+	struct rusage ru;
+	pid_t w;
 
-		while ((w = wait4(pid, &status, __WALL, &ru)) < 0 && errno == EINTR)
-			;
-		if (w == pid) {
-			tally_add(&tally, &ru);
-			/*
-			 * Exited on its own between that look and the deadline's kill:
-			 * nothing killed it, so its status is the result (124 is for a
-			 * command the deadline killed: DESIGN.md). Not with a deadline
-			 * hook (docker): the hook's kill of the container is what makes
-			 * the client exit.
-			 */
-			if (timed_out && WIFEXITED(status) && !sp->on_deadline)
-				timed_out = false;
-		} else if (r >= 0) {
-			/* Someone else reaped it: its status is gone, and no result can be made up. */
-			r = corral_err(err, CORRAL_E_SETUP, errno,
-				       "the command's exit status was taken by another waiter: the host must not "
-				       "reap children it did not start (SIGCHLD set to SIG_IGN, or waitpid(-1))");
-		}
-	}
-	main_reaped = true;
+	assert(run->pid > 0 && !run->main_reaped);
+	while ((w = wait4(run->pid, &run->status, __WALL, &ru)) < 0 && errno == EINTR)
+		;
+	if (w == run->pid)
+		tally_add(&run->tally, &ru);
+	run->main_reaped = true;
 	pthread_mutex_lock(&g_lock);
-	reg_del(pid);
+	reg_del(run->pid);
 	pthread_mutex_unlock(&g_lock);
-	tty_end(&tty);
+	tty_end(&run->tty);
+	return w == run->pid;
+}
+
+/* Reap main and sweep what is left of the tree; the rest of the output. */
+static void run_collect(struct run *run)
+{
+	const struct corral_spawn *sp = run->sp;
+	struct owner_test *o = &run->owner;
+
+	if (run_reap_main(run)) {
+		/*
+		 * Exited on its own between that look and the deadline's kill:
+		 * nothing killed it, so its status is the result (124 is for a
+		 * command the deadline killed: DESIGN.md). Not with a deadline
+		 * hook (docker): the hook's kill of the container is what makes
+		 * the client exit.
+		 */
+		if (run->timed_out && WIFEXITED(run->status) && !sp->on_deadline)
+			run->timed_out = false;
+	} else if (run->r >= 0) {
+		/* Someone else reaped it: its status is gone, and no result can be made up. */
+		run->r = corral_err(run->err, CORRAL_E_SETUP, errno,
+				    "the command's exit status was taken by another waiter: the host must not "
+				    "reap children it did not start (SIGCHLD set to SIG_IGN, or waitpid(-1))");
+	}
 
 	/* Descendants that left the group (setsid, double fork) are ours now. */
 	if (sp->run && sp->confine && sp->confine->cgroup_holds_tree)
-		for (int i = 0; i < CORRAL_CG_MAX && !owner.cg_name[0]; i++) {
+		for (int i = 0; i < CORRAL_CG_MAX && !o->cg_name[0]; i++) {
 			const char *slash = sp->run->cg_dir[i] ? strrchr(sp->run->cg_dir[i], '/') : NULL;
 
-			if (slash && strlen(slash + 1) < sizeof(owner.cg_name))
-				strcpy(owner.cg_name, slash + 1);
+			if (slash && strlen(slash + 1) < sizeof(o->cg_name))
+				strcpy(o->cg_name, slash + 1);
 		}
-	if (!only_main && !no_children())
-		sweep(pid, &owner, &tally);
-	watchdog_stop(&wd);
+	if (!run->only_main && !no_children())
+		sweep(run->pid, o, &run->tally);
+	watchdog_stop(&run->wd);
 
 	/* Every writer is gone: read the rest (EAGAIN only if something escaped us). */
-	while (stream_read(&out) == READ_MORE)
-		;
-	while (stream_read(&errs) == READ_MORE)
-		;
+	run_drain(run);
+}
 
-	if (r < 0)
-		goto finish;
+/* The command could not be executed: its exit code (126/127) and the shell's line on stderr. */
+static void run_exec_error(struct run *run)
+{
+	struct corral_result *res = run->res;
+	struct corral_child_report *rep = &run->rep;
 
-	res->timed_out = timed_out;
-	if (WIFEXITED(status) && !timed_out) {
-		res->exited = true;
-		res->exit_status = WEXITSTATUS(status);
-	} else if (WIFSIGNALED(status)) {
-		res->signal = WTERMSIG(status);
+	assert(rep->stage == STAGE_EXEC);
+	res->exited = true;
+	res->exec_errno = rep->err;
+	res->exit_status = stage_exit_code(rep->err);
+	if (rep->has_interp) {
+		/* The command exists but cannot be executed: 126 (DESIGN.md). */
+		rep->interp[sizeof(rep->interp) - 1] = 0;
+		res->exec_interp = strdup(rep->interp); /* NULL on ENOMEM: plain "not found", 127 */
+		if (rep->err == ENOENT)
+			res->exit_status = res->exec_interp ? 126 : 127;
 	}
-	if (opts->capture) {
-		stream_finish(&out, &res->stdout_buf, &res->stdout_len, &res->stdout_truncated);
-		stream_finish(&errs, &res->stderr_buf, &res->stderr_len, &res->stderr_truncated);
-	}
-	res->wall_ms = now_ms() - t0;
-	res->cpu_ms = tally.cpu_ms;
-	res->max_rss_kb = tally.max_rss_kb;
+	if (run->opts->capture) {
+		char msg[512];
+		int len = corral_exec_error_line(res, run->sp->argv[0], msg, sizeof(msg));
 
-finish:
-	if (sp->on_finish)
-		sp->on_finish(sp->hook_arg);
-out:
-	pin_end(&pin);
-	watchdog_stop(&wd);
-	if (pid > 0 && !main_reaped) {
-		kill(pid, SIGKILL);
-		while (wait4(pid, &status, __WALL, NULL) < 0 && errno == EINTR)
+		if (len < 0)
+			len = 0;
+		else if ((size_t)len >= sizeof(msg))
+			len = (int)sizeof(msg) - 1;
+		assert(!run->errs.buf);
+		run->errs.buf = strdup(msg);
+		run->errs.len = run->errs.buf ? (size_t)len : 0;
+	}
+}
+
+/* Fill the result: how the command ended, its output, its cost. */
+static void run_done(struct run *run)
+{
+	struct corral_result *res = run->res;
+
+	assert(run->r == 0 && run->main_reaped);
+	if (run->rep.err) {
+		run_exec_error(run);
+	} else {
+		res->timed_out = run->timed_out;
+		if (WIFEXITED(run->status) && !run->timed_out) {
+			res->exited = true;
+			res->exit_status = WEXITSTATUS(run->status);
+		} else if (WIFSIGNALED(run->status)) {
+			res->signal = WTERMSIG(run->status);
+		}
+	}
+	if (run->opts->capture) {
+		stream_finish(&run->out, &res->stdout_buf, &res->stdout_len, &res->stdout_truncated);
+		stream_finish(&run->errs, &res->stderr_buf, &res->stderr_len, &res->stderr_truncated);
+	}
+	res->wall_ms = now_ms() - run->t0;
+	res->cpu_ms = run->tally.cpu_ms;
+	res->max_rss_kb = run->tally.max_rss_kb;
+}
+
+/* The one way out: whatever the steps left behind, released; the result cleared on corral's own error. */
+static void run_release(struct run *run)
+{
+	int *const fds[] = { &run->pidfd, &run->in_r, &run->in_w, &run->out_w, &run->err_w,
+			     &run->rep_r, &run->rep_w, &run->out.fd, &run->errs.fd };
+
+	pin_end(&run->pin);
+	watchdog_stop(&run->wd);
+	if (run->pid > 0 && !run->main_reaped) {
+		kill(run->pid, SIGKILL);
+		while (wait4(run->pid, &run->status, __WALL, NULL) < 0 && errno == EINTR)
 			;
 		pthread_mutex_lock(&g_lock);
-		reg_del(pid);
+		reg_del(run->pid);
 		pthread_mutex_unlock(&g_lock);
 	}
-	corral_unotify_free(un);
-	safe_close(pidfd);
-	safe_close(in_r);
-	safe_close(in_w);
-	safe_close(out_w);
-	safe_close(err_w);
-	safe_close(rep_r);
-	safe_close(rep_w);
-	safe_close(out.fd);
-	safe_close(errs.fd);
-	free(out.buf);
-	free(errs.buf);
-	free(sh_argv);
-	if (r < 0)
-		corral_result_clear(res);
-	return r;
+	corral_unotify_free(run->un);
+	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
+		*fds[i] = safe_close(*fds[i]);
+	free(run->out.buf);
+	free(run->errs.buf);
+	free(run->sh_argv);
+	if (run->r < 0)
+		corral_result_clear(run->res);
+}
+
+int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_opts *opts,
+		      struct corral_result *res, struct corral_error *err)
+{
+	struct run run = {
+		.sp = sp, .opts = opts, .res = res, .err = err,
+		.in_r = -1, .in_w = -1, .out_w = -1, .err_w = -1, .rep_r = -1, .rep_w = -1, .pidfd = -1,
+		.out = { .fd = -1 }, .errs = { .fd = -1 },
+		.stack = MAP_FAILED, .pid = -1,
+		.wd = { .pid = -1, .fd = -1 },
+		.owner = {
+			.confined = sp->confine != NULL,
+			.filtered = sp->confine && (sp->confine->have_bpf || sp->confine->unotify),
+		},
+	};
+	int e = subreaper_init();
+
+	if (e)
+		return corral_err(err, CORRAL_E_SETUP, e, "PR_SET_CHILD_SUBREAPER: %s", corral_strerror(e));
+	memset(res, 0, sizeof(*res));
+	res->provider = sp->provider ? sp->provider : "local";
+
+	run.r = run_pipes(&run);
+	if (run.r == 0)
+		run.r = run_spawn(&run);
+	if (run.r == 0 && run.rep.err) {
+		run_reap_main(&run);
+		run.r = run_child_failed(&run);
+	} else if (run.r == 0) {
+		run_started(&run);
+		while (run_poll_once(&run))
+			;
+		/* What the main process wrote before it ended. */
+		run_drain(&run);
+		run_kill_tree(&run);
+		run_collect(&run);
+	}
+	if (run.r == 0)
+		run_done(&run);
+	if (run.pid > 0 && sp->on_finish)
+		sp->on_finish(sp->hook_arg);
+	run_release(&run);
+	return run.r;
 }

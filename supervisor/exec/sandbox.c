@@ -294,6 +294,34 @@ static bool under_sys(const char *path, bool canonical)
 	return false;
 }
 
+/* Unix sockets (Landlock, mediation or the filter) and the seccomp filter of the policy. */
+static int build_filter(struct corral_sandbox *sb, struct corral_error *err)
+{
+	int handover = -1, r;
+
+	sb->unix_mode = corral_unix_mode(sb->policy, corral_landlock_abi(), &handover, &sb->posture);
+	if (sb->unix_mode == CORRAL_UNIX_MEDIATED) {
+		r = corral_unotify_plan_new(sb, handover, &sb->unotify, err);
+		if (r < 0)
+			return r;
+	}
+#ifdef CORRAL_SC_GENERATOR
+	r = corral_seccomp_compile_unix(sb->policy, corral_landlock_abi(),
+					sb->unix_mode == CORRAL_UNIX_MEDIATED || sb->unix_mode == CORRAL_UNIX_LANDLOCK,
+					handover, &sb->posture, &sb->bpf, err);
+#else
+	/* The standard policies' filters were compiled at build time. */
+	r = corral_seccomp_compile_cached(sb->policy, corral_landlock_abi(),
+					  sb->unix_mode == CORRAL_UNIX_MEDIATED ||
+					  sb->unix_mode == CORRAL_UNIX_LANDLOCK,
+					  handover, &sb->posture, &sb->bpf, err);
+#endif
+	if (r < 0)
+		return r;
+	sb->have_bpf = sb->bpf.len > 0;
+	return 0;
+}
+
 _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_sandbox **out,
 				struct corral_error *err)
 {
@@ -393,31 +421,9 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 	r = corral_ll_plan_new(sb->policy, sb->root, &sb->posture, &sb->ll, err);
 	if (r < 0)
 		goto fail;
-	{
-		int handover = -1;
-
-		sb->unix_mode = corral_unix_mode(sb->policy, corral_landlock_abi(), &handover, &sb->posture);
-		if (sb->unix_mode == CORRAL_UNIX_MEDIATED) {
-			r = corral_unotify_plan_new(sb, handover, &sb->unotify, err);
-			if (r < 0)
-				goto fail;
-		}
-#ifdef CORRAL_SC_GENERATOR
-		r = corral_seccomp_compile_unix(sb->policy, corral_landlock_abi(),
-						sb->unix_mode == CORRAL_UNIX_MEDIATED ||
-						sb->unix_mode == CORRAL_UNIX_LANDLOCK,
-						handover, &sb->posture, &sb->bpf, err);
-#else
-		/* The standard policies' filters were compiled at build time. */
-		r = corral_seccomp_compile_cached(sb->policy, corral_landlock_abi(),
-						  sb->unix_mode == CORRAL_UNIX_MEDIATED ||
-						  sb->unix_mode == CORRAL_UNIX_LANDLOCK,
-						  handover, &sb->posture, &sb->bpf, err);
-#endif
-	}
+	r = build_filter(sb, err);
 	if (r < 0)
 		goto fail;
-	sb->have_bpf = sb->bpf.len > 0;
 	/*
 	 * Two ways out of a cgroup: a write to cgroupfs (Landlock, and no
 	 * writable path under /sys) and clone3(CLONE_INTO_CGROUP) into any

@@ -29,10 +29,16 @@ static inline int safe_close(int fd)
 	return -1;
 }
 static inline void closep(int *fd) { safe_close(*fd); }
+static inline void fclosep(FILE **f)
+{
+	if (*f)
+		fclose(*f);
+}
 
 #define _cleanup_(f) __attribute__((cleanup(f)))
 #define _cleanup_free_ _cleanup_(freep)
 #define _cleanup_close_ _cleanup_(closep)
+#define _cleanup_fclose_ _cleanup_(fclosep)
 
 #define TAKE_PTR(p) ({ __typeof__(p) _t = (p); (p) = NULL; _t; })
 #define TAKE_FD(fd) ({ int _t = (fd); (fd) = -1; _t; })

@@ -205,13 +205,13 @@ static double now_ms(void)
 
 static int read_small(const char *path, char *buf, size_t len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
 	ssize_t n;
 
+	assert(len > 0);
 	if (fd < 0)
 		return -errno;
 	n = read(fd, buf, len - 1);
-	safe_close(fd);
 	if (n < 0)
 		return -errno;
 	buf[n] = '\0';
@@ -288,7 +288,8 @@ static int proc_cgroup_state(pid_t pid, const char *name)
 static int threads_cgroup_state(pid_t pid, const char *name)
 {
 	char path[64], buf[4096];
-	int dfd, found = CG_GONE;
+	_cleanup_close_ int dfd = -1;
+	int found = CG_GONE;
 	long n;
 
 	snprintf(path, sizeof(path), "/proc/%d/task", pid);
@@ -309,7 +310,6 @@ static int threads_cgroup_state(pid_t pid, const char *name)
 			if (st > found)
 				found = st;
 		}
-	safe_close(dfd);
 	return found;
 }
 
@@ -385,7 +385,7 @@ static size_t list_children(pid_t *out, size_t max)
 {
 	char buf[8192], path[96];
 	size_t n = 0;
-	int dfd;
+	_cleanup_close_ int dfd = -1;
 	long nread;
 
 	dfd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -415,7 +415,6 @@ static size_t list_children(pid_t *out, size_t max)
 			}
 		}
 	}
-	safe_close(dfd);
 	return n;
 }
 
@@ -662,6 +661,7 @@ static void watchdog_stop(struct watchdog *wd)
 
 	if (wd->pid < 0)
 		return;
+	assert(wd->fd >= 0);
 	/* A watchdog already gone must not SIGPIPE the host. */
 	sigemptyset(&pipe_set);
 	sigaddset(&pipe_set, SIGPIPE);

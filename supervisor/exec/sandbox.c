@@ -326,7 +326,7 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 				struct corral_error *err)
 {
 	struct corral_sandbox *sb;
-	char *cwd = NULL;
+	_cleanup_free_ char *cwd = NULL;
 	const char *root;
 	struct stat st;
 	int r;
@@ -378,7 +378,6 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 		if (r < 0)
 			goto fail;
 		*out = sb;
-		free(cwd);
 		return 0;
 	}
 
@@ -444,11 +443,9 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 	if (r < 0)
 		goto fail;
 
-	free(cwd);
 	*out = sb;
 	return 0;
 fail:
-	free(cwd);
 	corral_sandbox_free(sb);
 	return r;
 }
@@ -576,7 +573,8 @@ _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_
 	struct corral_run run = { .ruleset_fd = -1, .tmp_fd = -1, .un_parent = -1, .un_child = -1 };
 	struct corral_spawn_rlimits rl;
 	char *shell_argv[4] = {};
-	char **envp = NULL, *tmpdir = NULL;
+	_cleanup_free_ char **envp = NULL;
+	_cleanup_free_ char *tmpdir = NULL;
 	int r;
 
 	if (!sb || !opts || !res)
@@ -694,7 +692,5 @@ _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_
 			      &o, res, err);
 out:
 	run_clear(sb, &run);
-	free(envp);
-	free(tmpdir);
 	return r;
 }

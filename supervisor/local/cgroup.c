@@ -8,6 +8,7 @@
  * cgroup.kill). Each run's cgroup is a child of corral's own cgroup in that
  * hierarchy, so the host's limits still apply above it.
  */
+#include <assert.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -25,7 +26,7 @@
 static bool file_has_word(const char *path, const char *word)
 {
 	char buf[1024];
-	FILE *f = fopen(path, "re");
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
 	bool found = false;
 
 	if (!f)
@@ -37,22 +38,19 @@ static bool file_has_word(const char *path, const char *word)
 			if (strcmp(tok, word) == 0)
 				found = true;
 	}
-	fclose(f);
 	return found;
 }
 
 static char *usable_dir(const char *base, const char *rel)
 {
-	char *d;
+	_cleanup_free_ char *d = NULL;
 	struct stat st;
 
 	if (asprintf(&d, "%s%s", base, strcmp(rel, "/") == 0 ? "" : rel) < 0)
 		return NULL;
-	if (stat(d, &st) < 0 || !S_ISDIR(st.st_mode) || access(d, W_OK) < 0) {
-		free(d);
+	if (stat(d, &st) < 0 || !S_ISDIR(st.st_mode) || access(d, W_OK) < 0)
 		return NULL;
-	}
-	return d;
+	return TAKE_PTR(d);
 }
 
 void corral_cgroup_detect(struct corral_cgroup_parents *cg)
@@ -62,7 +60,7 @@ void corral_cgroup_detect(struct corral_cgroup_parents *cg)
 	bool pure_v2;
 	struct stat st;
 	ssize_t len = 0, n;
-	int fd;
+	_cleanup_close_ int fd = -1;
 
 	memset(cg, 0, sizeof(*cg));
 	pure_v2 = stat("/sys/fs/cgroup/cgroup.controllers", &st) == 0;
@@ -72,7 +70,7 @@ void corral_cgroup_detect(struct corral_cgroup_parents *cg)
 		return;
 	while (len < (ssize_t)sizeof(buf) - 1 && (n = read(fd, buf + len, sizeof(buf) - 1 - (size_t)len)) > 0)
 		len += n;
-	close(fd);
+	fd = safe_close(fd);
 	buf[len] = '\0';
 	for (char *line = buf, *next; line && *line; line = next) {
 		char *c1, *c2;
@@ -157,7 +155,7 @@ static bool path_join(char *buf, size_t len, const char *dir, const char *name)
 static int write_file_at(const char *dir, const char *name, const char *value)
 {
 	char p[4096];
-	int fd, r = 0;
+	_cleanup_close_ int fd = -1;
 	size_t len = strlen(value);
 
 	if (!path_join(p, sizeof(p), dir, name))
@@ -166,9 +164,8 @@ static int write_file_at(const char *dir, const char *name, const char *value)
 	if (fd < 0)
 		return -errno;
 	if (write(fd, value, len) != (ssize_t)len)
-		r = -errno;
-	close(fd);
-	return r;
+		return -errno;
+	return 0;
 }
 
 /* The kernel's PID_MAX_LIMIT on 64-bit (4 * 1024 * 1024): pids.max takes at most that. */
@@ -189,6 +186,7 @@ int corral_cgroup_create(const struct corral_sandbox *sb, struct corral_run *run
 
 		if (!cg->dir[i])
 			continue;
+		assert(!run->cg_dir[i] && run->cg_fd[i] < 0);
 		if (asprintf(&run->cg_dir[i], "%s/corral-%d-%u", cg->dir[i], (int)getpid(), n) < 0)
 			return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
 		/*
@@ -277,7 +275,8 @@ static bool kill_listed(const char *dir)
 	if (!path_join(p, sizeof(p), dir, "cgroup.procs"))
 		return false;
 	for (int round = 0; round < 2000; round++) {
-		int fd = open(p, O_RDONLY | O_CLOEXEC), n = 0, pid = 0;
+		_cleanup_close_ int fd = open(p, O_RDONLY | O_CLOEXEC);
+		int n = 0, pid = 0;
 		bool in_num = false;
 		ssize_t got;
 
@@ -300,7 +299,6 @@ static bool kill_listed(const char *dir)
 			kill(pid, SIGKILL);
 			n++;
 		}
-		close(fd);
 		if (n == 0)
 			return true;
 		{
@@ -334,7 +332,7 @@ long corral_cgroup_tasks(const struct corral_run *run)
 		char p[4096], buf[32];
 		long v = 0;
 		ssize_t n;
-		int fd;
+		_cleanup_close_ int fd = -1;
 
 		if (!run->cg_dir[where[i]] || !path_join(p, sizeof(p), run->cg_dir[where[i]], "pids.current"))
 			continue;
@@ -342,7 +340,6 @@ long corral_cgroup_tasks(const struct corral_run *run)
 		if (fd < 0)
 			continue; /* v2 without the pids controller */
 		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
 		if (n <= 0 || buf[0] < '0' || buf[0] > '9')
 			continue;
 		for (ssize_t k = 0; k < n && buf[k] >= '0' && buf[k] <= '9'; k++)

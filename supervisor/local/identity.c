@@ -40,8 +40,8 @@ extern char _DYNAMIC[] __attribute__((weak));
 static bool file_lookup(const char *file, const char *name, long id, unsigned long *id_out,
 			unsigned long *gid_out)
 {
-	FILE *f = fopen(file, "re");
-	char *line = NULL;
+	_cleanup_fclose_ FILE *f = fopen(file, "re");
+	_cleanup_free_ char *line = NULL;
 	size_t cap = 0;
 	bool found = false;
 
@@ -69,8 +69,6 @@ static bool file_lookup(const char *file, const char *name, long id, unsigned lo
 			found = true;
 		}
 	}
-	free(line);
-	fclose(f);
 	return found;
 }
 

@@ -4,6 +4,7 @@
  * uid, TMPDIR inside, every Landlock right beneath it) and its removal,
  * plus the per-uid task count RLIMIT_NPROC is set relative to.
  */
+#include <assert.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -31,6 +32,7 @@ int corral_tmp_create(const struct corral_sandbox *sb, struct corral_run *run,
 {
 	char tmpl[64];
 
+	assert(!run->tmp_path && run->tmp_fd < 0);
 	snprintf(tmpl, sizeof(tmpl), "%s/corral-tmp-XXXXXX", sb->tmp_base);
 
 	if (!mkdtemp(tmpl))
@@ -69,7 +71,8 @@ int corral_tmp_create(const struct corral_sandbox *sb, struct corral_run *run,
 static _rm_ int open_subdir(int dirfd, const char *name)
 {
 	char proc[64];
-	int pfd, fd;
+	_cleanup_close_ int pfd = -1;
+	int fd;
 
 	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd >= 0 || errno != EACCES)
@@ -79,13 +82,9 @@ static _rm_ int open_subdir(int dirfd, const char *name)
 	if (pfd < 0)
 		return -1;
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
-	if (chmod(proc, 0700) < 0) {
-		safe_close(pfd);
+	if (chmod(proc, 0700) < 0)
 		return -1;
-	}
-	fd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	safe_close(pfd);
-	return fd;
+	return openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
 /*
@@ -364,7 +363,7 @@ long corral_count_uid_tasks(uid_t uid, pid_t skip)
 	char buf[8192], sub[300];
 	long total = 0, n;
 	int self = (int)getpid();
-	int dfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int dfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	if (dfd < 0)
 		return -1;
@@ -391,6 +390,5 @@ long corral_count_uid_tasks(uid_t uid, pid_t skip)
 				total += st.st_nlink > 2 ? (long)st.st_nlink - 2 : 1;
 		}
 	}
-	safe_close(dfd);
 	return total;
 }

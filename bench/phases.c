@@ -63,7 +63,7 @@ static int one(struct pol *pl, const char *root, int i)
 {
 	static const char *const argv[] = { "/bin/true", NULL };
 	struct corral_exec_opts o = CORRAL_EXEC_OPTS(.argv = argv);
-	struct corral_result res = { 0 };
+	struct corral_result res = CORRAL_RESULT_INIT;
 	struct corral_error err = { 0 };
 	struct corral_policy *p = NULL;
 	struct corral_sandbox *sb = NULL;

@@ -77,7 +77,7 @@ static int one_exec(struct worker *w, const posix_spawn_file_actions_t *fa)
 	case MODE_CORRAL: {
 		static const char *const argv[] = { "/bin/true", NULL };
 		struct corral_exec_opts o = CORRAL_EXEC_OPTS(.argv = argv);
-		struct corral_result res = { 0 };
+		struct corral_result res = CORRAL_RESULT_INIT;
 		struct corral_error err = { 0 };
 
 		r = corral_sandbox_exec(w->sb, &o, &res, &err);

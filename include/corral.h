@@ -26,15 +26,17 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "corral-version.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define CORRAL_VERSION_MAJOR 0
-#define CORRAL_VERSION_MINOR 1
-#define CORRAL_VERSION_MICRO 0
-
-/* The library's version string, e.g. "0.1.0". */
+/*
+ * The library's version string, e.g. "0.2.0": the library this program
+ * runs with. CORRAL_VERSION_STRING and CORRAL_VERSION_MAJOR/MINOR/MICRO
+ * (corral-version.h) are the header's it was compiled with.
+ */
 const char *corral_version(void);
 
 /* ---------------------------------------------------------------- errors */
@@ -72,7 +74,7 @@ const char *corral_error_code_name(int code);
 
 struct corral_policy;
 
-/* A policy holding every built-in default (DESIGN.md "Policy file"). */
+/* A policy holding every built-in default (docs/policy.md). */
 int corral_policy_new(struct corral_policy **out);
 
 /*
@@ -88,7 +90,7 @@ int corral_policy_load_string(const char *json, struct corral_policy **out,
 
 /*
  * Overlay one command-line option onto a policy; flags win over the file.
- * |option| is the long option name without dashes, as in DESIGN.md:
+ * |option| is the long option name without dashes, as in corral(1):
  * "root", "ro", "rw", "net", "timeout", "memory", "cpu", "procs",
  * "file-size", "open-files", "max-output", "env", "user", "provider",
  * "image", "compat". "ro", "rw" and "env" append; the rest replace.
@@ -217,7 +219,16 @@ struct corral_denial {
 	char *hint;          /* one line: what to change, naming the option or policy key */
 };
 
+/*
+ * What one run did. The caller owns it and sets |sz| before the first
+ * corral_sandbox_exec: CORRAL_RESULT_INIT, or sz = sizeof(struct
+ * corral_result). The library writes no byte at or past |sz|, so later
+ * versions can add fields at the end without a new symbol version; a
+ * |sz| smaller than this version's first struct is refused (-EINVAL).
+ * corral_result_clear keeps |sz|: a result can be reused.
+ */
 struct corral_result {
+	size_t sz;                 /* sizeof(struct corral_result), set by the caller */
 	int exit_status;           /* valid when exited is true */
 	bool exited;               /* the command exited normally */
 	int signal;                /* the signal that ended it, or 0 */
@@ -253,19 +264,21 @@ struct corral_result {
 	char *exec_interp;
 	/*
 	 * What the policy refused during the run, one entry per kind and
-	 * target (DESIGN.md "denials"), and what best-effort dropped (one
+	 * target ("denials" in corral(1)), and what best-effort dropped (one
 	 * line each). Freed by corral_result_clear.
 	 */
 	struct corral_denial *denials;
 	size_t n_denials;
 	char **warnings;
 	size_t n_warnings;
+	/* Fields added in later versions go here, at the end. */
 };
+#define CORRAL_RESULT_INIT { .sz = sizeof(struct corral_result) }
 
 /*
  * Run one command in the sandbox and wait for it (and its whole process
  * tree) to end. Returns 0 when the command ran — whatever it did; look at
- * |res|. Returns a negative errno with |err| set when corral itself failed
+ * |res| (its |sz| set by the caller: -EINVAL otherwise). Returns a negative errno with |err| set when corral itself failed
  * (setup, a child setup stage). Not-found and not-executable commands are
  * reported through res->exec_errno with return 0 (exit codes 127/126).
  * For the first 5 ms of a run the calling thread is pinned to the CPU it
@@ -292,26 +305,27 @@ struct corral_result {
 int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_exec_opts *opts,
 			struct corral_result *res, struct corral_error *err);
 
-/* Free what a result holds and zero it. */
+/* Free what a result holds and zero it, all but |sz|. Accepts NULL. */
 void corral_result_clear(struct corral_result *res);
 
 /*
  * The conventional exit code of a result: the command's status; 128+N for
- * signal N; 124 timed out; 126 not executable; 127 not found.
+ * signal N; 124 timed out; 126 not executable; 127 not found; 125 for a
+ * result that holds none (|sz| too small).
  */
 int corral_result_exit_code(const struct corral_result *res);
 
 /*
- * The result as the JSON object of DESIGN.md (stdout/stderr as UTF-8 with
+ * The result as the JSON object `corral run --json` prints (corral(1); stdout/stderr as UTF-8 with
  * invalid bytes replaced by U+FFFD, without splitting a character at the
- * cap). Caller frees. NULL on ENOMEM.
+ * cap). Caller frees. NULL on ENOMEM, or when |res->sz| is too small.
  */
 char *corral_result_json(const struct corral_result *res);
 
 /*
  * The same JSON object written straight to |f| (no trailing newline),
- * without building it in memory first. Returns 0, or -EIO when a write
- * failed.
+ * without building it in memory first. Returns 0, -EIO when a write
+ * failed, or -EINVAL when |res->sz| is too small.
  */
 int corral_result_json_fprint(const struct corral_result *res, FILE *f);
 

@@ -278,7 +278,7 @@ static void describe_end(const struct corral_result *res, char *buf, size_t len)
 static void simple(struct check *c, const char *promise, const char *name, const char *posture_id,
 		   const char *const *args)
 {
-	struct corral_result res = {};
+	struct corral_result res = CORRAL_RESULT_INIT;
 	struct corral_error err = {};
 	char end[128];
 	char *line;
@@ -721,7 +721,7 @@ static void net_canaries(struct check *c)
 
 	for (int v = 0; v < 2; v++) {
 		char port[16], name[16];
-		struct corral_result res = {};
+		struct corral_result res = CORRAL_RESULT_INIT;
 		struct corral_error err = {};
 		char *line;
 
@@ -804,7 +804,7 @@ static void net_canaries(struct check *c)
 		const struct corral_promise *ru = posture(c, "fs.resolve_unix");
 		const struct corral_promise *um = posture(c, "net.unix_mediated");
 		bool promised;
-		struct corral_result res = {};
+		struct corral_result res = CORRAL_RESULT_INIT;
 		struct corral_error err = {};
 
 		if (um && um->state == CORRAL_PROMISE_ENFORCED && net != CORRAL_NET_NONE)
@@ -889,7 +889,7 @@ static void process_canaries(struct check *c)
 		static const char *const verbs[] = { "ptrace", "proc", "prlimit" };
 		static const char *const postures[] = { "scope.ptrace", "scope.ptrace", "seccomp.deny_table" };
 		const char *name = names[i];
-		struct corral_result res = {};
+		struct corral_result res = CORRAL_RESULT_INIT;
 		char *line;
 
 		if (exec_canary(c, c->sb, (const char *[]){ verbs[i], pid, NULL }, CANARY_TIMEOUT, 0, &res,
@@ -1048,7 +1048,7 @@ static void judge_daemon(struct check *c, const char *name, const char *file, co
 
 static void lifetime_canaries(struct check *c)
 {
-	struct corral_result res = {};
+	struct corral_result res = CORRAL_RESULT_INIT;
 	struct corral_error err = {};
 
 	for (int attempt = 0; attempt < 2; attempt++) {
@@ -1107,7 +1107,7 @@ static void limit_canaries(struct check *c)
 {
 	const struct corral_policy *p = c->pol;
 	char a[4][32];
-	struct corral_result res = {};
+	struct corral_result res = CORRAL_RESULT_INIT;
 	struct corral_error err = {};
 	struct corral_sandbox *dsb = NULL;
 
@@ -1399,7 +1399,7 @@ static int setup(struct check *c, const struct corral_policy *p, struct corral_e
 /* The canary program answers inside the sandbox, or check cannot work at all. */
 static int preflight(struct check *c, struct corral_error *err)
 {
-	struct corral_result res = {};
+	struct corral_result res = CORRAL_RESULT_INIT;
 	char end[160];
 	char *line;
 	int r;

@@ -371,7 +371,7 @@ int cli_run(int argc, char **argv)
 	struct cli_common c;
 	struct corral_error err = {};
 	struct corral_sandbox *sb = NULL;
-	struct supervisor sup = {};
+	struct supervisor sup = { .res = CORRAL_RESULT_INIT };
 	struct corral_result *res = &sup.res;
 	const char *const *lines = NULL;
 	int optind_, r, code;

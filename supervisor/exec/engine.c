@@ -1506,7 +1506,8 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 
 	if (e)
 		return corral_err(err, CORRAL_E_SETUP, e, "PR_SET_CHILD_SUBREAPER: %s", corral_strerror(e));
-	memset(res, 0, sizeof(*res));
+	assert(res->sz >= CORRAL_RESULT_SZ_MIN);
+	corral_result_reset(res);
 	res->provider = sp->provider ? sp->provider : "local";
 
 	run.r = run_pipes(&run);

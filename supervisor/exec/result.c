@@ -6,10 +6,20 @@
 
 #include "internal/utf8.h"
 #include "internal/util.h"
+#include "supervisor/exec/result.h"
+
+void corral_result_reset(struct corral_result *res)
+{
+	size_t sz = res->sz < sizeof(*res) ? res->sz : sizeof(*res);
+
+	if (sz > sizeof(res->sz))
+		memset((char *)res + sizeof(res->sz), 0, sz - sizeof(res->sz));
+}
 
 _public_ void corral_result_clear(struct corral_result *res)
 {
-	if (!res)
+	/* Smaller: never filled by the library (corral_sandbox_exec refuses it), nothing to free. */
+	if (!res || res->sz < CORRAL_RESULT_SZ_MIN)
 		return;
 	free(res->stdout_buf);
 	free(res->stderr_buf);
@@ -22,11 +32,13 @@ _public_ void corral_result_clear(struct corral_result *res)
 	for (size_t i = 0; i < res->n_warnings; i++)
 		free(res->warnings[i]);
 	free(res->warnings);
-	memset(res, 0, sizeof(*res));
+	corral_result_reset(res);
 }
 
 _public_ int corral_result_exit_code(const struct corral_result *res)
 {
+	if (res->sz < CORRAL_RESULT_SZ_MIN)
+		return 125;
 	if (res->timed_out)
 		return 124;
 	if (res->exec_errno) /* 126 when the file is there (a missing interpreter): DESIGN.md */
@@ -181,6 +193,8 @@ _public_ char *corral_result_json(const struct corral_result *res)
 {
 	struct sbuf count = { .count_only = true }, b = {};
 
+	if (res->sz < CORRAL_RESULT_SZ_MIN)
+		return NULL;
 	/* Two passes: the output can be several times the captured bytes (\u0000). */
 	build_json(&count, res);
 	b.p = malloc(count.len + 1);
@@ -200,6 +214,8 @@ _public_ int corral_result_json_fprint(const struct corral_result *res, FILE *f)
 {
 	struct sbuf b = { .f = f };
 
+	if (res->sz < CORRAL_RESULT_SZ_MIN)
+		return -EINVAL;
 	build_json(&b, res);
 	return b.oom ? -EIO : 0;
 }

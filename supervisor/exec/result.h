@@ -3,11 +3,24 @@
 #define CORRAL_SUPERVISOR_RESULT_H
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "corral.h"
 #include "internal/errtext.h"
+
+/*
+ * The smallest |sz| a caller's struct corral_result may have: this
+ * version's fields, up to n_warnings. Fields added later are written only
+ * where |sz| covers them (CORRAL_RESULT_HAS).
+ */
+#define CORRAL_RESULT_SZ_MIN (offsetof(struct corral_result, n_warnings) + sizeof(size_t))
+#define CORRAL_RESULT_HAS(res, field) \
+	((res)->sz >= offsetof(struct corral_result, field) + sizeof((res)->field))
+
+/* Zero every field of |res| the caller's |sz| covers, but |sz|. */
+void corral_result_reset(struct corral_result *res);
 
 /*
  * The one stderr line (with its newline) for a command that could not be

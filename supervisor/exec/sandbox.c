@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "supervisor/exec/engine.h"
+#include "supervisor/exec/result.h"
 #include "supervisor/exec/sandbox.h"
 
 #define DEFAULT_TIMEOUT 30.0
@@ -579,7 +580,11 @@ _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_
 
 	if (!sb || !opts || !res)
 		return corral_err(err, CORRAL_E_USAGE, EINVAL, "exec: missing argument");
-	memset(res, 0, sizeof(*res));
+	if (res->sz < CORRAL_RESULT_SZ_MIN)
+		return corral_err(err, CORRAL_E_USAGE, EINVAL,
+				  "exec: the result's sz is %zu: set it to sizeof(struct corral_result) "
+				  "(struct corral_result res = CORRAL_RESULT_INIT)", res->sz);
+	corral_result_reset(res);
 	memcpy(&o, opts, opts->sz && opts->sz < sizeof(o) ? opts->sz : sizeof(o));
 	o.sz = sizeof(o);
 	if (!o.shell && (!o.argv || !o.argv[0]))

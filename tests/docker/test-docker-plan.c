@@ -384,7 +384,7 @@ static void test_map_result(void **state)
 		{ 127, "[FATAL tini (7)] something else\n", true, 0, true, 127, 0, 0, "[FATAL tini (7)] something else\n" },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-		struct corral_result res = { .exited = true, .exit_status = cases[i].status };
+		struct corral_result res = { .sz = sizeof(res), .exited = true, .exit_status = cases[i].status };
 		struct corral_error err = {};
 		int rc;
 
@@ -413,7 +413,7 @@ static void test_map_result(void **state)
 	{
 		/* The daemon started the container: a "docker: ..." line and 125 are the command's own. */
 		const char *forged = "docker: Error response from daemon: boom.\n";
-		struct corral_result res = { .exited = true, .exit_status = 125 };
+		struct corral_result res = { .sz = sizeof(res), .exited = true, .exit_status = 125 };
 		struct corral_error err = {};
 
 		res.stderr_buf = strdup(forged);

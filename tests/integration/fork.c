@@ -47,7 +47,7 @@ __attribute__((format(printf, 1, 2))) static void failf(const char *fmt, ...)
 
 static int run(const char *cmd, struct corral_result *res, struct corral_error *err)
 {
-	memset(res, 0, sizeof(*res));
+	*res = (struct corral_result)CORRAL_RESULT_INIT;
 	return corral_sandbox_exec(sb, &CORRAL_EXEC_OPTS(.shell = cmd, .capture = true, .timeout = 20), res, err);
 }
 
@@ -71,7 +71,7 @@ static int wait_bounded(pid_t pid, int seconds)
 /* In a fork: the daemon a run leaves is swept by the fork's own run. */
 static void test_fork_sweeps(void)
 {
-	struct corral_result res;
+	struct corral_result res = CORRAL_RESULT_INIT;
 	struct corral_error err = {};
 	pid_t pid;
 	int code;
@@ -109,7 +109,7 @@ static void *spinner(void *arg)
 {
 	(void)arg;
 	while (!stop) {
-		struct corral_result res;
+		struct corral_result res = CORRAL_RESULT_INIT;
 		struct corral_error err = {};
 
 		/* Leaves an orphan: each run sweeps (the lock held a while). */
@@ -136,7 +136,7 @@ static void test_fork_while_running(void)
 		fflush(stdout);
 		pid = fork();
 		if (pid == 0) {
-			struct corral_result res;
+			struct corral_result res = CORRAL_RESULT_INIT;
 			struct corral_error err = {};
 
 			if (run("echo forked", &res, &err) < 0 || !res.stdout_buf ||
@@ -165,7 +165,7 @@ static void test_closed_stdio(void)
 	fflush(stdout);
 	pid = fork();
 	if (pid == 0) {
-		struct corral_result res;
+		struct corral_result res = CORRAL_RESULT_INIT;
 		struct corral_error err = {};
 		int out = dup(1), r;
 
@@ -202,7 +202,7 @@ static void test_new_with_closed_stdin(const char *root)
 	if (pid == 0) {
 		struct corral_policy *p = NULL;
 		struct corral_sandbox *s2 = NULL;
-		struct corral_result res = {};
+		struct corral_result res = CORRAL_RESULT_INIT;
 		struct corral_error err = {};
 		int out = dup(1), r;
 
@@ -229,7 +229,7 @@ static void test_new_with_closed_stdin(const char *root)
 
 static void test_bad_cancel_fd(void)
 {
-	struct corral_result res = {};
+	struct corral_result res = CORRAL_RESULT_INIT;
 	struct corral_error err = {};
 	int r = corral_sandbox_exec(sb,
 				    &CORRAL_EXEC_OPTS(.shell = "echo ran", .capture = true, .has_cancel_fd = true,

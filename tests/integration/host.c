@@ -6,7 +6,10 @@
  *    no-new-privileges) keeps its own children: the sweep that kills a
  *    run's leftovers must not take them, while it still takes the run's
  *    setsid'd daemon (the control);
- *  - a host whose SIGCHLD is SIG_IGN gets an error, never a made-up status.
+ *  - a host whose SIGCHLD is SIG_IGN gets an error, never a made-up status;
+ *  - the header's version macros are the library's version; a result
+ *    whose sz is not set is refused, and the library writes nothing
+ *    into it (control: the same result with sz set runs).
  */
 #include <errno.h>
 #include <math.h>
@@ -56,13 +59,40 @@ int main(void)
 	struct corral_policy *p = NULL;
 	struct corral_sandbox *sb = NULL;
 	struct corral_error err = {};
-	struct corral_result res = {};
+	struct corral_result res = CORRAL_RESULT_INIT;
 	char root[] = "/tmp/corral-host.XXXXXX", marker[32], cmd[256];
 	pid_t kid;
 	int r;
 
 	if (fixture_sandbox(root, &p, &sb) < 0)
 		return 1;
+
+	{
+		char v[64];
+
+		snprintf(v, sizeof(v), "%d.%d.%d", CORRAL_VERSION_MAJOR, CORRAL_VERSION_MINOR, CORRAL_VERSION_MICRO);
+		CHECK(strcmp(v, corral_version()) == 0 && strcmp(CORRAL_VERSION_STRING, corral_version()) == 0 &&
+		      CORRAL_VERSION_AT_LEAST(CORRAL_VERSION_MAJOR, CORRAL_VERSION_MINOR, 0) &&
+		      !CORRAL_VERSION_AT_LEAST(CORRAL_VERSION_MAJOR + 1, 0, 0),
+		      "header version %s (%s) is the library's %s", v, CORRAL_VERSION_STRING, corral_version());
+	}
+	{
+		struct corral_result unsized;
+
+		memset(&unsized, 0x5a, sizeof(unsized));
+		unsized.sz = 0;
+		r = corral_sandbox_exec(sb, &CORRAL_EXEC_OPTS(.shell = "echo ran", .capture = true), &unsized, &err);
+		CHECK(r == -EINVAL && err.code == CORRAL_E_USAGE && strstr(err.message, "sizeof(struct corral_result)") &&
+		      unsized.exit_status == 0x5a5a5a5a && unsized.sz == 0,
+		      "result with sz 0: refused, untouched (r %d: %s)", r, err.message);
+		corral_result_clear(&unsized); /* nothing to free: a no-op */
+		unsized.sz = sizeof(unsized);
+		r = corral_sandbox_exec(sb, &CORRAL_EXEC_OPTS(.shell = "echo ran", .capture = true), &unsized, &err);
+		CHECK(r == 0 && unsized.exited && unsized.stdout_buf && strcmp(unsized.stdout_buf, "ran\n") == 0 &&
+		      unsized.sz == sizeof(unsized), "control: the same result with sz set runs (r %d)", r);
+		corral_result_clear(&unsized);
+		CHECK(unsized.sz == sizeof(unsized) && !unsized.stdout_buf, "corral_result_clear keeps sz, frees the rest");
+	}
 
 	/* max_output SIZE_MAX: everything captured (under ASan, an overflow would abort). */
 	r = corral_sandbox_exec(sb,

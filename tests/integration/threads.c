@@ -44,7 +44,7 @@ static void *worker(void *arg)
 	long id = (long)arg;
 
 	for (int i = 0; i < RUNS; i++) {
-		struct corral_result res = {};
+		struct corral_result res = CORRAL_RESULT_INIT;
 		struct corral_error err = {};
 		char cmd[256], want[64];
 		int code = (int)(id * 10 + i % 7);
@@ -77,7 +77,7 @@ static void *worker(void *arg)
  */
 static void *keeper(void *arg)
 {
-	struct corral_result res = {};
+	struct corral_result res = CORRAL_RESULT_INIT;
 	struct corral_error err = {};
 	/*
 	 * The subshell exits at once: the daemon is re-parented to this

@@ -52,7 +52,9 @@ static const char usage_options[] =
 	"  --image IMAGE          docker image\n"
 	"  --compat strict|best-effort  refuse, or warn and run, when the kernel\n"
 	"                         cannot enforce part of the policy (default: strict)\n"
-	"  --json                 machine-readable output\n";
+	"  --json                 machine-readable output\n"
+	"  --stdin pass|null      run: the caller's stdin, or /dev/null (default: null\n"
+	"                         with --json, else pass)\n";
 
 /*
  * |in| with what is not valid UTF-8 replaced by U+FFFD (one per maximal
@@ -154,6 +156,7 @@ enum {
 	OPT_POLICY = 0x100,
 	OPT_JSON,
 	OPT_HELP,
+	OPT_STDIN,
 	/*
 	 * Every option of the run table, each its own value (OPT_OVERLAY + k)
 	 * so that an ambiguous abbreviation (--r: --root, --ro, --rw) is an
@@ -169,6 +172,7 @@ static const struct option common_longopts[] = {
 	{ "policy", required_argument, NULL, OPT_POLICY },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "help", no_argument, NULL, OPT_HELP },
+	{ "stdin", required_argument, NULL, OPT_STDIN },
 	{ "root", required_argument, NULL, OPT_OVERLAY + 0 },
 	{ "ro", required_argument, NULL, OPT_OVERLAY + 1 },
 	{ "rw", required_argument, NULL, OPT_OVERLAY + 2 },
@@ -272,6 +276,20 @@ int cli_parse_common(int argc, char **argv, const char *cmd, bool allow_shell,
 			break;
 		case OPT_JSON:
 			out->json = true;
+			break;
+		case OPT_STDIN:
+			if (allow_shell && strcmp(optarg, "pass") == 0) {
+				out->stdin_mode = CLI_STDIN_PASS;
+			} else if (allow_shell && strcmp(optarg, "null") == 0) {
+				out->stdin_mode = CLI_STDIN_NULL;
+			} else {
+				free(overlays);
+				if (!allow_shell)
+					return cli_fail(json, CORRAL_E_USAGE, "%s: --stdin is an option of run only", cmd);
+				return cli_fail(json, CORRAL_E_USAGE,
+						"--stdin: '%s' is neither pass (the caller's stdin) nor null (/dev/null)",
+						optarg);
+			}
 			break;
 		case OPT_HELP:
 			printf("Usage: corral %s [OPTIONS]%s\n\n%s", cmd,

@@ -19,6 +19,8 @@ struct cli_common {
 	bool json;
 	const char *shell;            /* run -c STRING */
 	bool have_policy_file;
+	/* run --stdin: pass the caller's stdin, or /dev/null (default: null with --json, else pass) */
+	enum { CLI_STDIN_DEFAULT = 0, CLI_STDIN_PASS, CLI_STDIN_NULL } stdin_mode;
 };
 
 /*

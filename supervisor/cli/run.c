@@ -422,9 +422,11 @@ int cli_run(int argc, char **argv)
 		goto out;
 	}
 	{
+		/* A captured run is never interactive: an open pipe must not hang it until the deadline. */
+		bool pass = c.stdin_mode == CLI_STDIN_PASS || (c.stdin_mode == CLI_STDIN_DEFAULT && !c.json);
 		const struct corral_exec_opts opts =
 			CORRAL_EXEC_OPTS(.argv = c.shell ? NULL : (const char *const *)argv + optind_,
-					 .shell = c.shell, .capture = c.json, .stdin_passthrough = true,
+					 .shell = c.shell, .capture = c.json, .stdin_passthrough = pass,
 					 .has_cancel_fd = true, .cancel_fd = cancel_pipe[0]);
 
 		fflush(stdout);

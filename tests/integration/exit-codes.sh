@@ -159,7 +159,8 @@ expect_eq "unknown command with --json: a JSON usage error" "125 usage" "$rc $(p
 expect_eq "-c shell string" "a b" "$("$C" run -c 'echo a b')"
 # stdin passes through
 expect_eq "stdin passthrough" "HELLO" "$(echo hello | "$C" run -- tr a-z A-Z)"
-expect_eq "stdin passthrough with --json" "'HELLO\n'" "$(echo hello | "$C" run --json -- tr a-z A-Z | json '["stdout"]')"
+expect_eq "stdin with --json --stdin pass" "'HELLO\n'" "$(echo hello | "$C" run --json --stdin pass -- tr a-z A-Z | json '["stdout"]')"
+expect_eq "stdin with --json: /dev/null by default" "''" "$(echo hello | "$C" run --json -- tr a-z A-Z | json '["stdout"]')"
 # compat: a kernel that cannot keep a promise (pretend Landlock ABI 2).
 err=$(CORRAL_TEST_LANDLOCK_ABI=2 "$C" run -- true 2>&1); rc=$?
 expect_eq "strict refuses an unenforceable promise: 125" 125 $rc

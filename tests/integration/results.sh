@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The --json result an agent acts on (DESIGN.md "Command-line contract"):
+# --stdin, head+tail clipping with the byte counts, ended_by,
+# leftovers_killed, run_id/started_at/warnings, and the memory limit.
+# Each case pairs what corral reports with a control that shows the
+# report is not vacuous. Root and nobody.
+. "$(dirname "$0")/lib.sh"
+R=$(mkroot)
+cd "$R"
+
+# jf FIELD... < json: the fields' python reprs, space-separated.
+jf() { "$PY" -c '
+import json, sys
+v = json.load(sys.stdin)
+print(" ".join(repr(v[k]) for k in sys.argv[1:]))' "$@"; }
+
+# ------------------------------------------------------------------ --stdin
+# With --json, stdin is /dev/null unless --stdin pass: `cat` with a stdin
+# pipe that stays open (Node's spawn() default) returns at once.
+mkfifo "$R/held"
+sleep 60 >"$R/held" & holder=$!
+out=$("$C" run --json --timeout 5 -- cat <"$R/held")
+expect_eq "--json: stdin is /dev/null, cat with an open pipe returns at once" "0 False ''" \
+	"$(jf exit_status timed_out stdout <<<"$out")"
+# Control: the same open pipe passed through holds cat until the deadline.
+out=$("$C" run --json --stdin pass --timeout 0.5 -- cat <"$R/held")
+expect_eq "control: --stdin pass with the pipe open waits for it (deadline)" "True" "$(jf timed_out <<<"$out")"
+kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
+out=$(echo piped | "$C" run --json --stdin pass -- cat)
+expect_eq "--json --stdin pass: the caller's stdin reaches the command" "'piped\n'" "$(jf stdout <<<"$out")"
+out=$(echo piped | "$C" run --json --stdin null -- cat)
+expect_eq "--json --stdin null: /dev/null" "''" "$(jf stdout <<<"$out")"
+out=$(echo piped | "$C" run -- cat)
+expect_eq "without --json: stdin passed by default" "piped" "$out"
+out=$(echo piped | "$C" run --stdin null -- cat)
+expect_eq "without --json, --stdin null: /dev/null" "" "$out"
+err=$("$C" run --stdin maybe -- true 2>&1); rc=$?
+expect_eq "--stdin maybe: 125 naming the values" "125 corral: --stdin: 'maybe' is neither pass (the caller's stdin) nor null (/dev/null)" "$rc $err"
+
+finish

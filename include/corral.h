@@ -234,12 +234,22 @@ struct corral_result {
 	int signal;                /* the signal that ended it, or 0 */
 	bool timed_out;            /* the deadline killed it (then exited is false) */
 	int exec_errno;            /* execve failed in the child: ENOENT (127; 126 with exec_interp) / EACCES... (126); else 0 */
-	char *stdout_buf;          /* capture mode: raw bytes kept (NUL-terminated), else NULL */
+	/*
+	 * Capture mode: what the stream wrote (NUL-terminated), else NULL.
+	 * Longer than the cap (max_output): its head and its tail, half the
+	 * cap each, neither cut inside a UTF-8 character, joined by one line
+	 * "[… N bytes omitted …]" (N: every byte left out), and
+	 * *_truncated true. *_len is the length of *_buf, marker included;
+	 * *_bytes counts every byte the stream wrote.
+	 */
+	char *stdout_buf;
 	size_t stdout_len;
 	bool stdout_truncated;
 	char *stderr_buf;
 	size_t stderr_len;
 	bool stderr_truncated;
+	uint64_t stdout_bytes;
+	uint64_t stderr_bytes;
 	double wall_ms;
 	double cpu_ms;             /* user + system of the whole reaped tree */
 	/*

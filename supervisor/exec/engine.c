@@ -43,6 +43,7 @@
 #include "supervisor/exec/engine.h"
 #include "supervisor/exec/result.h"
 #include "supervisor/exec/sandbox.h"
+#include "supervisor/exec/stream.h"
 
 #ifndef __NR_pidfd_send_signal
 #define __NR_pidfd_send_signal 424
@@ -53,7 +54,6 @@
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
-#define READ_CHUNK 65536
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t g_atfork_once = PTHREAD_ONCE_INIT;
@@ -676,84 +676,6 @@ static void watchdog_stop(struct watchdog *wd)
 	wd->pid = -1;
 }
 
-struct stream {
-	int fd;
-	char *buf;
-	size_t len, alloc, limit;
-	bool truncated;
-};
-
-enum { READ_DONE = 0, READ_AGAIN = 1, READ_MORE = 2 };
-
-/*
- * Read what is available, up to a bounded amount per call (so one stream
- * cannot starve the loop). READ_DONE: EOF or error (fd closed, or none);
- * READ_AGAIN: nothing more for now; READ_MORE: there may be more.
- */
-static int stream_read(struct stream *s)
-{
-	char scratch[READ_CHUNK];
-
-	if (s->fd < 0)
-		return READ_DONE;
-
-	for (int i = 0; i < 64; i++) {
-		ssize_t n;
-
-		if (s->len < s->limit) {
-			size_t want = s->limit - s->len;
-
-			if (want > READ_CHUNK)
-				want = READ_CHUNK;
-			if (s->alloc < s->len + want + 1) {
-				size_t na = s->alloc ? s->alloc * 2 : 16384;
-				char *nb;
-
-				while (na < s->len + want + 1)
-					na *= 2;
-				if (na > s->limit + 1)
-					na = s->limit + 1;
-				nb = realloc(s->buf, na);
-				if (!nb)
-					goto discard; /* keep going: the child must never block */
-				s->buf = nb;
-				s->alloc = na;
-			}
-			n = read(s->fd, s->buf + s->len, want);
-			if (n > 0) {
-				s->len += (size_t)n;
-				continue;
-			}
-		} else {
-discard:
-			n = read(s->fd, scratch, sizeof(scratch));
-			if (n > 0) {
-				s->truncated = true;
-				continue;
-			}
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN)
-			return READ_AGAIN;
-		s->fd = safe_close(s->fd);
-		return READ_DONE;
-	}
-	return READ_MORE;
-}
-
-static void stream_finish(struct stream *s, char **buf, size_t *len, bool *trunc)
-{
-	if (!s->buf)
-		s->buf = calloc(1, 1);
-	if (s->buf)
-		s->buf[s->len] = '\0';
-	*buf = s->buf;
-	*len = s->buf ? s->len : 0;
-	*trunc = s->truncated;
-	s->buf = NULL;
-}
-
 /*
  * Interactive runs: stdin a terminal, output not captured, corral in the
  * terminal's foreground. The command's process group gets the terminal
@@ -940,7 +862,7 @@ struct run {
 	/* Pipes: the parent's ends, and the child's until it has them. */
 	int in_r, in_w, out_w, err_w, rep_r, rep_w, pidfd;
 	size_t in_off; /* bytes of opts->stdin_data written */
-	struct stream out, errs;
+	struct corral_stream out, errs;
 
 	struct corral_child child;
 	char **sh_argv;
@@ -993,11 +915,11 @@ static int run_pipes(struct run *run)
 	if (opts->capture) {
 		if (pipe2(p, O_CLOEXEC) < 0)
 			return corral_err(err, CORRAL_E_SETUP, errno, "stdout pipe: %s", corral_strerror(errno));
-		run->out.fd = p[0];
+		corral_stream_init(&run->out, p[0], opts->max_output);
 		run->out_w = p[1];
 		if (pipe2(p, O_CLOEXEC) < 0)
 			return corral_err(err, CORRAL_E_SETUP, errno, "stderr pipe: %s", corral_strerror(errno));
-		run->errs.fd = p[0];
+		corral_stream_init(&run->errs, p[0], opts->max_output);
 		run->err_w = p[1];
 		fcntl(run->out.fd, F_SETFL, O_NONBLOCK);
 		fcntl(run->errs.fd, F_SETFL, O_NONBLOCK);
@@ -1009,8 +931,6 @@ static int run_pipes(struct run *run)
 		if (give && (fchown(run->out_w, sb->uid, sb->gid) < 0 || fchown(run->err_w, sb->uid, sb->gid) < 0))
 			return corral_err(err, CORRAL_E_SETUP, errno, "output pipes: fchown: %s",
 					  corral_strerror(errno));
-		/* SIZE_MAX ("no cap") less one: the buffer holds limit + 1 bytes. */
-		run->out.limit = run->errs.limit = opts->max_output < SIZE_MAX ? opts->max_output : SIZE_MAX - 1;
 	}
 
 	/* Non-blocking: read once after the child released us (run_spawn; the write never fills it). */
@@ -1294,9 +1214,9 @@ static bool run_poll_once(struct run *run)
 	if (ps.nun > 0)
 		corral_unotify_handle(run->un, ps.pf + ps.iun, ps.nun);
 	if (ps.iout >= 0 && ps.pf[ps.iout].revents)
-		stream_read(&run->out);
+		corral_stream_read(&run->out);
 	if (ps.ierr >= 0 && ps.pf[ps.ierr].revents)
-		stream_read(&run->errs);
+		corral_stream_read(&run->errs);
 	if (ps.iin >= 0 && ps.pf[ps.iin].revents)
 		run_feed_stdin(run, ps.pf[ps.iin].revents);
 	if (ps.ipid >= 0 ? ps.pf[ps.ipid].revents != 0 : main_exited(run->pid))
@@ -1309,9 +1229,9 @@ static bool run_poll_once(struct run *run)
 /* Read what the streams hold (all of it, once every writer is gone). */
 static void run_drain(struct run *run)
 {
-	while (stream_read(&run->out) == READ_MORE)
+	while (corral_stream_read(&run->out) == CORRAL_STREAM_MORE)
 		;
-	while (stream_read(&run->errs) == READ_MORE)
+	while (corral_stream_read(&run->errs) == CORRAL_STREAM_MORE)
 		;
 }
 
@@ -1430,9 +1350,7 @@ static void run_exec_error(struct run *run)
 			len = 0;
 		else if ((size_t)len >= sizeof(msg))
 			len = (int)sizeof(msg) - 1;
-		assert(!run->errs.buf);
-		run->errs.buf = strdup(msg);
-		run->errs.len = run->errs.buf ? (size_t)len : 0;
+		corral_stream_set(&run->errs, msg, (size_t)len);
 	}
 }
 
@@ -1454,8 +1372,10 @@ static void run_done(struct run *run)
 		}
 	}
 	if (run->opts->capture) {
-		stream_finish(&run->out, &res->stdout_buf, &res->stdout_len, &res->stdout_truncated);
-		stream_finish(&run->errs, &res->stderr_buf, &res->stderr_len, &res->stderr_truncated);
+		corral_stream_finish(&run->out, &res->stdout_buf, &res->stdout_len, &res->stdout_truncated,
+				     &res->stdout_bytes);
+		corral_stream_finish(&run->errs, &res->stderr_buf, &res->stderr_len, &res->stderr_truncated,
+				     &res->stderr_bytes);
 	}
 	res->wall_ms = now_ms() - run->t0;
 	res->cpu_ms = run->tally.cpu_ms;
@@ -1465,8 +1385,7 @@ static void run_done(struct run *run)
 /* The one way out: whatever the steps left behind, released; the result cleared on corral's own error. */
 static void run_release(struct run *run)
 {
-	int *const fds[] = { &run->pidfd, &run->in_r, &run->in_w, &run->out_w, &run->err_w,
-			     &run->rep_r, &run->rep_w, &run->out.fd, &run->errs.fd };
+	int *const fds[] = { &run->pidfd, &run->in_r, &run->in_w, &run->out_w, &run->err_w, &run->rep_r, &run->rep_w };
 
 	pin_end(&run->pin);
 	watchdog_stop(&run->wd);
@@ -1481,8 +1400,8 @@ static void run_release(struct run *run)
 	corral_unotify_free(run->un);
 	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
 		*fds[i] = safe_close(*fds[i]);
-	free(run->out.buf);
-	free(run->errs.buf);
+	corral_stream_free(&run->out);
+	corral_stream_free(&run->errs);
 	free(run->sh_argv);
 	if (run->r < 0)
 		corral_result_clear(run->res);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A run's result: the conventional exit code and the JSON object of DESIGN.md. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,7 +119,7 @@ static void esc_put(struct sbuf *b, struct esc_buf *e, const char *s, size_t n)
 	e->n += n;
 }
 
-static void sb_json_string(struct sbuf *b, const char *buf, size_t len, bool truncated)
+static void sb_json_string(struct sbuf *b, const char *buf, size_t len)
 {
 	static const char hex[] = "0123456789abcdef";
 	const unsigned char *s = (const unsigned char *)buf;
@@ -162,8 +163,6 @@ static void sb_json_string(struct sbuf *b, const char *buf, size_t len, bool tru
 			esc_flush(b, &e);
 			sb_put(b, (const char *)s + i, (size_t)k);
 			i += (size_t)k;
-		} else if (k < 0 && truncated) {
-			break; /* a character cut by the cap: clip before it */
 		} else {
 			esc_put(b, &e, "\xEF\xBF\xBD", 3); /* one U+FFFD per maximal subpart */
 			i += bad;
@@ -223,7 +222,7 @@ _public_ int corral_result_json_fprint(const struct corral_result *res, FILE *f)
 static void sb_json_cstr(struct sbuf *b, const char *s)
 {
 	s = s ? s : "";
-	sb_json_string(b, s, strlen(s), false);
+	sb_json_string(b, s, strlen(s));
 }
 
 static void build_json(struct sbuf *b_, const struct corral_result *res)
@@ -247,11 +246,14 @@ static void build_json(struct sbuf *b_, const struct corral_result *res)
 	}
 	sb_puts(b, res->timed_out ? ", \"timed_out\": true" : ", \"timed_out\": false");
 	sb_puts(b, ", \"stdout\": ");
-	sb_json_string(b, res->stdout_buf ? res->stdout_buf : "", res->stdout_len, res->stdout_truncated);
+	sb_json_string(b, res->stdout_buf ? res->stdout_buf : "", res->stdout_len);
 	sb_puts(b, ", \"stderr\": ");
-	sb_json_string(b, res->stderr_buf ? res->stderr_buf : "", res->stderr_len, res->stderr_truncated);
+	sb_json_string(b, res->stderr_buf ? res->stderr_buf : "", res->stderr_len);
 	sb_puts(b, res->stdout_truncated ? ", \"stdout_truncated\": true" : ", \"stdout_truncated\": false");
 	sb_puts(b, res->stderr_truncated ? ", \"stderr_truncated\": true" : ", \"stderr_truncated\": false");
+	snprintf(num, sizeof(num), ", \"stdout_bytes\": %" PRIu64 ", \"stderr_bytes\": %" PRIu64, res->stdout_bytes,
+		 res->stderr_bytes);
+	sb_puts(b, num);
 	sb_puts(b, ", \"wall_ms\": ");
 	sb_ms(b, res->wall_ms);
 	sb_puts(b, ", \"cpu_ms\": ");
@@ -259,7 +261,7 @@ static void build_json(struct sbuf *b_, const struct corral_result *res)
 	snprintf(num, sizeof(num), ", \"max_rss_kb\": %ld", res->max_rss_kb);
 	sb_puts(b, num);
 	sb_puts(b, ", \"provider\": ");
-	sb_json_string(b, res->provider ? res->provider : "local", strlen(res->provider ? res->provider : "local"), false);
+	sb_json_string(b, res->provider ? res->provider : "local", strlen(res->provider ? res->provider : "local"));
 	sb_puts(b, ", \"denials\": [");
 	for (size_t i = 0; i < res->n_denials; i++) {
 		const struct corral_denial *d = &res->denials[i];

@@ -134,7 +134,7 @@ check_json_signal() {
 		fail "json: $out"
 }
 check_json_cap() {
-	python3 -c 'import json,sys; r=json.loads(sys.argv[1]); assert r["stdout"] == "a"*10 and r["stdout_truncated"] is True, r' "$out" ||
+	python3 -c 'import json,sys; r=json.loads(sys.argv[1]); assert r["stdout"] == "a"*5 + "\n[\u2026 90 bytes omitted \u2026]\n" + "a"*5 and r["stdout_truncated"] is True and r["stdout_bytes"] == 100, r' "$out" ||
 		fail "json: $out"
 }
 

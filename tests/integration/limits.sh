@@ -102,16 +102,22 @@ else
 	echo "# no static busybox: open-files below 3 not checked"
 fi
 
-# Output cap: kept up to the cap, the rest read and discarded.
+# Output cap: a longer stream keeps its head and its tail (half the cap
+# each) around one marker line; *_bytes count everything.
 out=$("$C" run --json --max-output 1K -- sh -c 'echo small; echo e >&2')
 expect_eq "cap: small output not truncated" "'small\n' False 'e\n' False" \
 	"$(printf '%s' "$out" | $PY -c 'import json,sys; v=json.load(sys.stdin); print(repr(v["stdout"]), v["stdout_truncated"], repr(v["stderr"]), v["stderr_truncated"])')"
 out=$("$C" run --json --max-output 1K -- sh -c 'head -c 1M /dev/zero | tr "\0" a; head -c 3000 /dev/zero | tr "\0" b >&2; echo end >&2')
-expect_eq "cap: 1M stdout clipped to 1024, stderr to 1024" "1024 True 1024 True 0" \
-	"$(printf '%s' "$out" | $PY -c 'import json,sys; v=json.load(sys.stdin); print(len(v["stdout"]), v["stdout_truncated"], len(v["stderr"]), v["stderr_truncated"], v["exit_status"])')"
-# UTF-8: invalid bytes become U+FFFD; a character cut by the cap is dropped, not split.
+expect_eq "cap: 1M stdout and 3004 bytes of stderr clipped to head 512 + tail 512" "True True True 1048576 True True 3004 0" \
+	"$(printf '%s' "$out" | $PY -c '
+import json,sys; v=json.load(sys.stdin); o, e = v["stdout"], v["stderr"]
+print(o == "a" * 512 + "\n[\u2026 1047552 bytes omitted \u2026]\n" + "a" * 512, v["stdout_truncated"],
+      o.count("a") == 1024, v["stdout_bytes"],
+      e == "b" * 512 + "\n[\u2026 1980 bytes omitted \u2026]\n" + "b" * 508 + "end\n", v["stderr_truncated"], v["stderr_bytes"],
+      v["exit_status"])')"
+# UTF-8: invalid bytes become U+FFFD; a character cut by the cap is left out whole, not split.
 out=$("$C" run --json --max-output 4 -- sh -c 'printf "a\351b"; printf "abc\342\202\254" >&2')
-expect_eq "utf-8: invalid byte -> U+FFFD, cut char dropped" "'a\\ufffdb' 'abc' True" \
+expect_eq "utf-8: invalid byte -> U+FFFD, cut char left out" "'a\\ufffdb' 'ab\\n[\\u2026 4 bytes omitted \\u2026]\\n' True" \
 	"$(printf '%s' "$out" | $PY -c 'import json,sys; v=json.load(sys.stdin); print(ascii(v["stdout"]), ascii(v["stderr"]), v["stderr_truncated"])')"
 
 # One U+FFFD per maximal subpart, as Python decodes (Unicode's practice):
@@ -123,12 +129,12 @@ want=$($PY -c 'import sys; print(ascii(open(sys.argv[1], "rb").read().decode("ut
 expect_eq "utf-8: U+FFFD per maximal subpart, as Python" "$want" "$got"
 
 # 1 GB through a captured stream: the supervisor's peak RSS stays small
-# (the cap is 1M; output beyond it is read into a small buffer and dropped).
+# (the cap is 1M: a 512K head and a 512K ring for the tail).
 PEAK_RSS=${1:?peak-rss helper}
 read -r kb st < <("$PEAK_RSS" "$C" run --json --timeout 120 -- sh -c 'head -c 1G /dev/zero; echo done >&2')
 expect_eq "1G captured: corral exits 0" 0 "$st"
 [ "${kb:-99999}" -le 8192 ] && ok "1G captured: corral peak RSS ${kb} KB <= 8 MB" || bad "1G captured: peak RSS ${kb} KB"
 out=$("$C" run --json --timeout 120 -- sh -c 'head -c 1G /dev/zero; echo done >&2')
-expect_eq "1G captured: truncated at the 1M cap, stderr intact" "1048576 True 'done\n'" \
-	"$(printf '%s' "$out" | $PY -c 'import json,sys; v=json.load(sys.stdin); print(len(v["stdout"]), v["stdout_truncated"], repr(v["stderr"]))')"
+expect_eq "1G captured: head and tail of the 1M cap, every byte counted, stderr intact" "1048576 True 1073741824 'done\n'" \
+	"$(printf '%s' "$out" | $PY -c 'import json,sys; v=json.load(sys.stdin); print(v["stdout"].count("\0"), v["stdout_truncated"], v["stdout_bytes"], repr(v["stderr"]))')"
 finish

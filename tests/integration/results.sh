@@ -37,4 +37,25 @@ expect_eq "without --json, --stdin null: /dev/null" "" "$out"
 err=$("$C" run --stdin maybe -- true 2>&1); rc=$?
 expect_eq "--stdin maybe: 125 naming the values" "125 corral: --stdin: 'maybe' is neither pass (the caller's stdin) nor null (/dev/null)" "$rc $err"
 
+# ------------------------------------------------------- head + tail clipping
+# A build log longer than the cap keeps its start and its end (where the
+# error is), joined by one marker line; stdout_bytes counts all of it
+# (control: the same command outside corral).
+want_bytes=$(seq 1 200000 | wc -c)
+out=$("$C" run --json --max-output 1K -- sh -c 'seq 1 200000; echo "error: the end" >&2')
+got=$("$PY" -c '
+import json, sys
+v = json.load(sys.stdin)
+o = v["stdout"]
+head, sep, tail = o.partition("\n[\u2026 ")
+n, _, tail = tail.partition(" bytes omitted \u2026]\n")
+kept = len(head.encode()) + 1 + len(tail.encode())  # the head ends with its newline
+print(head.startswith("1\n2\n3\n"), tail.endswith("199999\n200000\n"), len(head.encode()) <= 512, len(tail.encode()) <= 512,
+      int(n) + kept == v["stdout_bytes"], v["stdout_bytes"], v["stdout_truncated"], repr(v["stderr"]), v["stderr_truncated"], v["stderr_bytes"])' <<<"$out")
+expect_eq "clipped: head and tail kept, marker counts the rest, every byte counted" \
+	"True True True True True $want_bytes True 'error: the end\n' False 15" "$got"
+out=$("$C" run --json --max-output 1K -- seq 1 10)
+expect_eq "control: output under the cap comes back whole" "'1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n' False 21" \
+	"$(jf stdout stdout_truncated stdout_bytes <<<"$out")"
+
 finish

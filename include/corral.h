@@ -229,6 +229,8 @@ struct corral_denial {
  */
 struct corral_result {
 	size_t sz;                 /* sizeof(struct corral_result), set by the caller */
+	char run_id[33];           /* this run: 128 random bits as 32 lowercase hex digits */
+	int64_t started_at_ms;     /* when it started: milliseconds since the Unix epoch (UTC) */
 	int exit_status;           /* valid when exited is true */
 	bool exited;               /* the command exited normally */
 	int signal;                /* the signal that ended it, or 0 */
@@ -274,8 +276,9 @@ struct corral_result {
 	char *exec_interp;
 	/*
 	 * What the policy refused during the run, one entry per kind and
-	 * target ("denials" in corral(1)), and what best-effort dropped (one
-	 * line each). Freed by corral_result_clear.
+	 * target ("denials" in corral(1)), and what compat "best-effort"
+	 * dropped, one line each ("best-effort: dropped ID: ...", as
+	 * corral_sandbox_dropped). Freed by corral_result_clear.
 	 */
 	struct corral_denial *denials;
 	size_t n_denials;

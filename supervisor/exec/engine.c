@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -941,6 +942,36 @@ static int run_pipes(struct run *run)
 	return 0;
 }
 
+/* The run's id (128 random bits, hex) and the wall-clock time it starts. */
+static void run_identify(struct corral_result *res)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char rnd[16];
+	struct timespec ts;
+	ssize_t n;
+
+	do
+		n = getrandom(rnd, sizeof(rnd), GRND_NONBLOCK);
+	while (n < 0 && errno == EINTR);
+	if (n != (ssize_t)sizeof(rnd)) {
+		/* The pool not yet initialised (early boot) or no getrandom: still unique enough for an id. */
+		_cleanup_close_ int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0 || read(fd, rnd, sizeof(rnd)) != (ssize_t)sizeof(rnd)) {
+			clock_gettime(CLOCK_REALTIME, &ts);
+			for (size_t i = 0; i < sizeof(rnd); i++)
+				rnd[i] = (unsigned char)((ts.tv_nsec >> (i % 4 * 8)) ^ (getpid() >> (i % 3 * 8)) ^ (i * 37));
+		}
+	}
+	for (size_t i = 0; i < sizeof(rnd); i++) {
+		res->run_id[2 * i] = hex[rnd[i] >> 4];
+		res->run_id[2 * i + 1] = hex[rnd[i] & 15];
+	}
+	res->run_id[2 * sizeof(rnd)] = '\0';
+	clock_gettime(CLOCK_REALTIME, &ts);
+	res->started_at_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 /* The child's argument block: everything it needs, prepared here (it may not allocate). */
 static void run_child_args(struct run *run)
 {
@@ -994,6 +1025,7 @@ static int run_spawn(struct run *run)
 		return corral_err(run->err, CORRAL_E_SETUP, errno, "child stack: %s", corral_strerror(errno));
 	run_child_args(run);
 
+	run_identify(run->res);
 	run->t0 = now_ms();
 	run->deadline = run->t0 + run->opts->timeout * 1e3;
 	run->last_reap = run->t0; /* nothing of this run can be an orphan yet */

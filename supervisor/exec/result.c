@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "internal/utf8.h"
 #include "internal/util.h"
@@ -225,12 +226,32 @@ static void sb_json_cstr(struct sbuf *b, const char *s)
 	sb_json_string(b, s, strlen(s));
 }
 
+/* "2026-12-03T09:00:00.123Z": RFC 3339, UTC, milliseconds; null for no time. */
+static void sb_rfc3339(struct sbuf *b, int64_t ms)
+{
+	time_t secs = (time_t)(ms / 1000);
+	struct tm tm;
+	char buf[48];
+	size_t n;
+
+	if (ms <= 0 || !gmtime_r(&secs, &tm) || !(n = strftime(buf, sizeof(buf), "\"%Y-%m-%dT%H:%M:%S", &tm))) {
+		sb_puts(b, "null");
+		return;
+	}
+	snprintf(buf + n, sizeof(buf) - n, ".%03dZ\"", (int)(ms % 1000));
+	sb_puts(b, buf);
+}
+
 static void build_json(struct sbuf *b_, const struct corral_result *res)
 {
 	struct sbuf *b = b_;
 	char num[64];
 
-	sb_puts(b, "{\"exit_status\": ");
+	sb_puts(b, "{\"run_id\": ");
+	sb_json_cstr(b, res->run_id);
+	sb_puts(b, ", \"started_at\": ");
+	sb_rfc3339(b, res->started_at_ms);
+	sb_puts(b, ", \"exit_status\": ");
 	if (res->exited && !res->timed_out) {
 		snprintf(num, sizeof(num), "%d", res->exit_status);
 		sb_puts(b, num);

@@ -558,6 +558,18 @@ static void fill_rlimits(struct corral_sandbox *sb, struct corral_spawn_rlimits 
 	}
 }
 
+/* What compat "best-effort" dropped, into the result's warnings (the CLI also prints them on stderr). */
+static int add_warnings(const struct corral_sandbox *sb, struct corral_result *res)
+{
+	res->warnings = calloc(sb->n_dropped, sizeof(*res->warnings));
+	if (!res->warnings)
+		return -ENOMEM;
+	for (; res->n_warnings < sb->n_dropped; res->n_warnings++)
+		if (asprintf(&res->warnings[res->n_warnings], "best-effort: dropped %s", sb->dropped[res->n_warnings]) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
 static void run_clear(const struct corral_sandbox *sb, struct corral_run *run)
 {
 	run->ruleset_fd = safe_close(run->ruleset_fd);
@@ -695,6 +707,13 @@ _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_
 				      .rlimits = &rl,
 			      },
 			      &o, res, err);
+	if (r == 0 && sb->n_dropped) {
+		r = add_warnings(sb, res);
+		if (r < 0) {
+			corral_result_clear(res);
+			r = corral_err(err, CORRAL_E_INTERNAL, -r, "out of memory");
+		}
+	}
 out:
 	run_clear(sb, &run);
 	return r;

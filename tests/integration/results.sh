@@ -58,4 +58,30 @@ out=$("$C" run --json --max-output 1K -- seq 1 10)
 expect_eq "control: output under the cap comes back whole" "'1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n' False 21" \
 	"$(jf stdout stdout_truncated stdout_bytes <<<"$out")"
 
+# ------------------------------------------- run_id, started_at, warnings
+before=$(date -u +%s%3N)
+out=$("$C" run --json -- true)
+after=$(date -u +%s%3N)
+out2=$("$C" run --json -- true)
+got=$("$PY" -c '
+import datetime, json, re, sys
+a, b = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+before, after = int(sys.argv[3]), int(sys.argv[4])
+ok_id = all(re.fullmatch("[0-9a-f]{32}", v["run_id"]) for v in (a, b))
+m = re.fullmatch(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\.(\d{3})Z", a["started_at"])
+t = datetime.datetime.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S").replace(tzinfo=datetime.timezone.utc).timestamp() * 1000 + int(m.group(2)) if m else 0
+print(ok_id, a["run_id"] != b["run_id"], bool(m), before <= t <= after, list(a)[:2])' "$out" "$out2" "$before" "$after")
+expect_eq "run_id: 32 hex digits, unique; started_at: RFC 3339 UTC ms, between the clock before and after; first keys" \
+	"True True True True ['run_id', 'started_at']" "$got"
+# best-effort: what was dropped is in the JSON, line for line what stderr says.
+out=$(CORRAL_TEST_LANDLOCK_ABI=2 "$C" run --json --compat best-effort -- true 2>"$R/warn")
+got=$("$PY" -c '
+import json, sys
+v = json.loads(sys.argv[1])
+err = [l[len("corral: warning: "):] for l in open(sys.argv[2]).read().splitlines() if l.startswith("corral: warning: ")]
+print(len(v["warnings"]) > 0, v["warnings"] == err, any("fs.truncate" in w for w in v["warnings"]), v["exit_status"])' "$out" "$R/warn")
+expect_eq "best-effort: warnings list what was dropped (fs.truncate), as stderr says" "True True True 0" "$got"
+out=$("$C" run --json -- true 2>"$R/warn")
+expect_eq "control: nothing dropped, no warnings" "[] ''" "$(jf warnings <<<"$out") '$(cat "$R/warn")'"
+
 finish

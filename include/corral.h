@@ -235,6 +235,17 @@ struct corral_result {
 	bool exited;               /* the command exited normally */
 	int signal;                /* the signal that ended it, or 0 */
 	bool timed_out;            /* the deadline killed it (then exited is false) */
+	/*
+	 * Which limit, if any, ended the run (a static string): "exit" (it
+	 * exited), "signal" (a signal no limit sent), "timeout" (the
+	 * deadline), "memory" (the memory cgroup's OOM killer killed a
+	 * process of the run, which did not then exit 0; only where a memory
+	 * cgroup bounds the run: under RLIMIT_AS an allocation fails inside
+	 * the program instead), "cpu" (SIGXCPU or SIGKILL after the main
+	 * process used its RLIMIT_CPU), "file_size" (SIGXFSZ: a write past
+	 * RLIMIT_FSIZE), "cancelled" (cancel_fd).
+	 */
+	const char *ended_by;
 	int exec_errno;            /* execve failed in the child: ENOENT (127; 126 with exec_interp) / EACCES... (126); else 0 */
 	/*
 	 * Capture mode: what the stream wrote (NUL-terminated), else NULL.

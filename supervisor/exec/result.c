@@ -266,6 +266,8 @@ static void build_json(struct sbuf *b_, const struct corral_result *res)
 		sb_puts(b, "null");
 	}
 	sb_puts(b, res->timed_out ? ", \"timed_out\": true" : ", \"timed_out\": false");
+	sb_puts(b, ", \"ended_by\": ");
+	sb_json_cstr(b, res->ended_by ? res->ended_by : "exit");
 	sb_puts(b, ", \"stdout\": ");
 	sb_json_string(b, res->stdout_buf ? res->stdout_buf : "", res->stdout_len);
 	sb_puts(b, ", \"stderr\": ");

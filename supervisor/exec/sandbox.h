@@ -155,6 +155,7 @@ bool corral_cgroup_kill(const struct corral_run *run);
  */
 long corral_cgroup_tasks(const struct corral_run *run);
 void corral_cgroup_remove(struct corral_run *run);
+long corral_cgroup_oom_kills(const struct corral_sandbox *sb, const struct corral_run *run);
 void corral_cgroup_kill_and_remove(const struct corral_run *run);
 
 /* tmp: the run's private tmp and its safe removal. */

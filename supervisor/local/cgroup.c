@@ -350,6 +350,36 @@ long corral_cgroup_tasks(const struct corral_run *run)
 }
 
 /*
+ * How many processes the kernel's OOM killer killed in the run's memory
+ * cgroup: "oom_kill N" in memory.oom_control (v1, Linux 4.13+) or
+ * memory.events (v2). -1 when the run has no memory cgroup or the
+ * kernel does not count.
+ */
+long corral_cgroup_oom_kills(const struct corral_sandbox *sb, const struct corral_run *run)
+{
+	const char *dir = run->cg_dir[CORRAL_CG_MEMORY], *file = "memory.oom_control";
+	char p[4096], buf[512];
+	_cleanup_close_ int fd = -1;
+	const char *k;
+	ssize_t n;
+
+	if (!dir && sb->cg.v2_memory) {
+		dir = run->cg_dir[CORRAL_CG_UNIFIED];
+		file = "memory.events";
+	}
+	if (!dir || !path_join(p, sizeof(p), dir, file))
+		return -1;
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || (n = read(fd, buf, sizeof(buf) - 1)) <= 0)
+		return -1;
+	buf[n] = '\0';
+	for (k = buf; (k = strstr(k, "oom_kill ")); k++)
+		if (k == buf || k[-1] == '\n')
+			return strtol(k + 9, NULL, 10);
+	return -1;
+}
+
+/*
  * After corral died (the watchdog): kill what is left, wait for each
  * cgroup to empty, remove it. Async-signal-safe.
  */

@@ -84,4 +84,35 @@ expect_eq "best-effort: warnings list what was dropped (fs.truncate), as stderr 
 out=$("$C" run --json -- true 2>"$R/warn")
 expect_eq "control: nothing dropped, no warnings" "[] ''" "$(jf warnings <<<"$out") '$(cat "$R/warn")'"
 
+# ------------------------------------------------------------------ ended_by
+eb() { "$C" run --json "$@" 2>/dev/null | jf ended_by exit_status signal; }
+expect_eq "ended_by exit: the command's own exit 3" "'exit' 3 None" "$(eb -- sh -c 'exit 3')"
+expect_eq "ended_by signal: SIGTERM the command sent itself" "'signal' None 15" "$(eb -- sh -c 'kill -TERM $$')"
+expect_eq "ended_by timeout: the deadline" "'timeout' None 9" "$(eb --timeout 0.3 -- sleep 5)"
+expect_eq "ended_by cpu: RLIMIT_CPU's SIGXCPU" "'cpu' None 24" "$(eb --cpu 1 -- sh -c 'while :; do :; done')"
+expect_eq "ended_by cpu: the hard limit's SIGKILL when SIGXCPU is ignored" "'cpu' None 9" \
+	"$(eb --cpu 1 -- sh -c 'trap "" XCPU; while :; do :; done')"
+expect_eq "control: SIGXCPU the command sent itself, CPU unspent, is a signal" "'signal' None 24" \
+	"$(eb --cpu 1 -- sh -c 'kill -XCPU $$')"
+expect_eq "ended_by file_size: a write past --file-size (SIGXFSZ)" "'file_size' None 25" \
+	"$(eb --file-size 1K -- dd if=/dev/zero of=big bs=4096 count=1)"
+expect_eq "control: the same write under --file-size" "'exit' 0 None" \
+	"$(eb --file-size 8K -- dd if=/dev/zero of=big bs=4096 count=1)"
+# memory: only a memory cgroup's OOM killer says so (as root here); under
+# RLIMIT_AS alone the allocation fails inside the program, its own way.
+if "$C" probe --json | "$PY" -c 'import json,sys; sys.exit(0 if any(p["id"] == "limits.memory" and "memory cgroup per run" in p["why"] for p in json.load(sys.stdin)["promises"]) else 1)'; then
+	expect_eq "ended_by memory: tmpfs writes past --memory 64M, the cgroup's OOM killer" "'memory' 137 None" \
+		"$(eb --memory 64M -- sh -c 'head -c 100M /dev/zero >"$TMPDIR/big"')"
+	expect_eq "control: 10M under --memory 64M" "'exit' 0 None" \
+		"$(eb --memory 64M -- sh -c 'head -c 10M /dev/zero >"$TMPDIR/big"')"
+else
+	echo "# no memory cgroup per run here (probe): ended_by memory not checked"
+fi
+# cancelled: SIGTERM to corral kills the tree; the result so far says so.
+rm -f started
+"$C" run --json -- sh -c 'echo $$ >started; exec sleep 30' >"$R/cancel.json" & cpid=$!
+for _ in $(seq 200); do [ -s started ] && break; sleep 0.05; done
+kill -TERM "$cpid"; wait "$cpid"; rc=$?
+expect_eq "ended_by cancelled: SIGTERM to corral (which dies of it)" "143 'cancelled' None 9" "$rc $(jf ended_by exit_status signal <"$R/cancel.json")"
+
 finish

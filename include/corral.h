@@ -275,6 +275,12 @@ struct corral_result {
 	long max_rss_kb;
 	const char *provider;      /* "local" or "docker" (static string) */
 	/*
+	 * Processes of the run still alive when its main process exited by
+	 * itself (a server started with &), which corral then killed; 0 when
+	 * the deadline or a cancel ended the run (everything was killed then).
+	 */
+	unsigned leftovers_killed;
+	/*
 	 * exec_errno ENOENT for a file that is there: what is missing is its
 	 * #! interpreter (this is its path; a trailing '\r' when the script
 	 * has CRLF line endings) or, "" here, something further down (the ELF

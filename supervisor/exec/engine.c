@@ -378,18 +378,21 @@ static bool proc_confined(pid_t pid, struct owner_test *o)
 }
 
 /*
- * Our children, from every thread's /proc/self/task/TID/children. A read
- * that starts while the list is non-empty returns at least one pid, so an
- * empty answer means there was, at that instant, no child.
+ * The children of |pid| (0: ours), from every thread's
+ * /proc/PID/task/TID/children. A read that starts while the list is
+ * non-empty returns at least one pid, so an empty answer means there was,
+ * at that instant, no child.
  */
-static size_t list_children(pid_t *out, size_t max)
+static size_t list_children_of(pid_t pid, pid_t *out, size_t max)
 {
 	char buf[8192], path[96];
 	size_t n = 0;
 	_cleanup_close_ int dfd = -1;
 	long nread;
 
-	dfd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (pid > 0)
+		snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dfd = open(pid > 0 ? path : "/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return 0;
 	while ((nread = syscall(SYS_getdents64, dfd, buf, sizeof(buf))) > 0) {
@@ -401,7 +404,10 @@ static size_t list_children(pid_t *out, size_t max)
 			off += d->reclen;
 			if (d->name[0] < '0' || d->name[0] > '9')
 				continue;
-			snprintf(path, sizeof(path), "/proc/self/task/%s/children", d->name);
+			if (pid > 0)
+				snprintf(path, sizeof(path), "/proc/%d/task/%s/children", (int)pid, d->name);
+			else
+				snprintf(path, sizeof(path), "/proc/self/task/%s/children", d->name);
 			if (read_small(path, cbuf, sizeof(cbuf)) <= 0)
 				continue;
 			for (p = cbuf; *p && n < max;) {
@@ -417,6 +423,11 @@ static size_t list_children(pid_t *out, size_t max)
 		}
 	}
 	return n;
+}
+
+static size_t list_children(pid_t *out, size_t max)
+{
+	return list_children_of(0, out, max);
 }
 
 struct tally {
@@ -497,6 +508,63 @@ static bool no_children(void)
 	return waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) < 0 && errno == ECHILD;
 }
 
+/*
+ * Is |kid|, a child of ours, a process of this run (whose main process
+ * was |sid|)? Called with g_lock held. |*state|: its state letter.
+ */
+static bool kid_is_ours(pid_t kid, pid_t sid, struct owner_test *o, char *state)
+{
+	int cg = CG_NONE;
+	pid_t s;
+
+	*state = '?';
+	if (reg_is_main(kid))
+		return false;
+	s = proc_sid_state(kid, state);
+	/*
+	 * With cgroups holding the tree: in ours, ours; in another run's,
+	 * never (its setsid daemon lives on); in none (exiting, or a real
+	 * zombie), the test below.
+	 */
+	if (o->cg_name[0] && s != sid)
+		cg = *state != 'Z' ? proc_cgroup_state(kid, o->cg_name) : threads_cgroup_state(kid, o->cg_name);
+	return s == sid || cg == CG_OURS || (cg != CG_OTHER && !reg_is_other_sid(s, sid) && proc_confined(kid, o));
+}
+
+/*
+ * How many processes of the run are alive now that its main process has
+ * exited (before anything is killed): the children of ours that are the
+ * run's (the main process's children came to us when it exited) and all
+ * their descendants, zombies not counted; at most LEFTOVERS_MAX.
+ */
+#define LEFTOVERS_MAX 4096
+static unsigned count_leftovers(pid_t sid, struct owner_test *o)
+{
+	_cleanup_free_ pid_t *q = malloc(LEFTOVERS_MAX * sizeof(*q));
+	size_t n, head = 0, tail = 0;
+	unsigned alive = 0;
+	char state;
+
+	if (!q)
+		return 0;
+	pthread_mutex_lock(&g_lock);
+	n = list_children(q, LEFTOVERS_MAX);
+	for (size_t i = 0; i < n; i++)
+		if (q[i] != sid && kid_is_ours(q[i], sid, o, &state))
+			q[tail++] = q[i];
+	pthread_mutex_unlock(&g_lock);
+	/* Breadth first: every process once (a tree), descendants through /proc/PID/task/TID/children. */
+	while (head < tail) {
+		pid_t p = q[head++];
+
+		proc_sid_state(p, &state);
+		if (state != 'Z' && state != 'X' && state != '?')
+			alive++;
+		tail += list_children_of(p, q + tail, LEFTOVERS_MAX - tail);
+	}
+	return alive;
+}
+
 static void sweep(pid_t sid, struct owner_test *o, struct tally *t)
 {
 	pid_t kids[512], mine[512];
@@ -506,23 +574,9 @@ static void sweep(pid_t sid, struct owner_test *o, struct tally *t)
 		size_t n = list_children(kids, ARRAY_SIZE(kids)), m = 0;
 
 		for (size_t i = 0; i < n; i++) {
-			int cg = CG_NONE;
 			char state;
-			pid_t s;
 
-			if (reg_is_main(kids[i]))
-				continue;
-			s = proc_sid_state(kids[i], &state);
-			/*
-			 * With cgroups holding the tree: in ours, ours; in another
-			 * run's, never (its setsid daemon lives on); in none (exiting,
-			 * or a real zombie), the test below.
-			 */
-			if (o->cg_name[0] && s != sid)
-				cg = state != 'Z' ? proc_cgroup_state(kids[i], o->cg_name) :
-						    threads_cgroup_state(kids[i], o->cg_name);
-			if (s == sid || cg == CG_OURS ||
-			    (cg != CG_OTHER && !reg_is_other_sid(s, sid) && proc_confined(kids[i], o)))
+			if (kid_is_ours(kids[i], sid, o, &state))
 				mine[m++] = kids[i];
 		}
 		if (m == 0)
@@ -882,6 +936,7 @@ struct run {
 	double t0, deadline, last_reap;
 	bool interactive, timed_out, cancelled;
 	bool want_watchdog, only_main;
+	unsigned leftovers;             /* processes alive when main exited by itself, then killed */
 	struct tty tty;
 	struct pin pin;
 	struct watchdog wd;
@@ -1117,6 +1172,14 @@ static void run_started(struct run *run)
 	/* Unix-socket mediation: the listener the child sent before execve. */
 	if (cr && cr->un_parent >= 0)
 		run->un = corral_unotify_start(run->sp->confine, cr, cr->un_parent);
+	/* The run's cgroup name, when nothing of the run can leave it: how the sweep tells its processes. */
+	if (cr && run->sp->confine && run->sp->confine->cgroup_holds_tree)
+		for (int i = 0; i < CORRAL_CG_MAX && !run->owner.cg_name[0]; i++) {
+			const char *slash = cr->cg_dir[i] ? strrchr(cr->cg_dir[i], '/') : NULL;
+
+			if (slash && strlen(slash + 1) < sizeof(run->owner.cg_name))
+				strcpy(run->owner.cg_name, slash + 1);
+		}
 }
 
 /* The poll set of one turn of the event loop, and where each fd sits in it (-1: absent). */
@@ -1282,22 +1345,27 @@ static void run_kill_tree(struct run *run)
 {
 	const struct corral_spawn *sp = run->sp;
 
+	bool ended = !(run->timed_out || run->cancelled || run->r < 0); /* by itself */
+
 	assert(run->pid > 0 && !run->main_reaped);
 	if (run->timed_out && sp->on_deadline)
 		sp->on_deadline(sp->hook_arg);
-	if (run->timed_out || run->cancelled || run->r < 0) {
+	if (!ended) {
 		if (run->pidfd < 0 || syscall(__NR_pidfd_send_signal, run->pidfd, SIGKILL, NULL, 0) < 0)
 			kill(run->pid, SIGKILL);
 	}
-	kill(-run->pid, SIGKILL);
 	/*
 	 * With a pids cgroup, one task left is the main process itself (a
 	 * zombie, or killed above and no longer able to fork): nothing else of
 	 * the run exists, so there is nothing to kill and, below, nothing to
-	 * sweep. That saves a /proc walk and a cgroup.procs read per run.
+	 * sweep or count. That saves a /proc walk and a cgroup.procs read per run.
 	 */
 	if (sp->run && sp->confine && sp->confine->cgroup_holds_tree)
 		run->only_main = corral_cgroup_tasks(sp->run) == 1;
+	/* What the command left running (a server started with &), counted before it is killed. */
+	if (ended && !run->only_main)
+		run->leftovers = count_leftovers(run->pid, &run->owner);
+	kill(-run->pid, SIGKILL);
 	if (sp->run && !run->only_main)
 		corral_cgroup_kill(sp->run);
 	/* Mediated calls still waiting get no answer: their callers are being killed. */
@@ -1350,13 +1418,6 @@ static void run_collect(struct run *run)
 	}
 
 	/* Descendants that left the group (setsid, double fork) are ours now. */
-	if (sp->run && sp->confine && sp->confine->cgroup_holds_tree)
-		for (int i = 0; i < CORRAL_CG_MAX && !o->cg_name[0]; i++) {
-			const char *slash = sp->run->cg_dir[i] ? strrchr(sp->run->cg_dir[i], '/') : NULL;
-
-			if (slash && strlen(slash + 1) < sizeof(o->cg_name))
-				strcpy(o->cg_name, slash + 1);
-		}
 	if (!run->only_main && !no_children())
 		sweep(run->pid, o, &run->tally);
 	watchdog_stop(&run->wd);
@@ -1448,6 +1509,7 @@ static void run_done(struct run *run)
 		}
 	}
 	res->ended_by = run_ended_by(run);
+	res->leftovers_killed = run->leftovers;
 	if (run->opts->capture) {
 		corral_stream_finish(&run->out, &res->stdout_buf, &res->stdout_len, &res->stdout_truncated,
 				     &res->stdout_bytes);

@@ -285,6 +285,8 @@ static void build_json(struct sbuf *b_, const struct corral_result *res)
 	sb_puts(b, num);
 	sb_puts(b, ", \"provider\": ");
 	sb_json_string(b, res->provider ? res->provider : "local", strlen(res->provider ? res->provider : "local"));
+	snprintf(num, sizeof(num), ", \"leftovers_killed\": %u", res->leftovers_killed);
+	sb_puts(b, num);
 	sb_puts(b, ", \"denials\": [");
 	for (size_t i = 0; i < res->n_denials; i++) {
 		const struct corral_denial *d = &res->denials[i];

@@ -115,4 +115,27 @@ for _ in $(seq 200); do [ -s started ] && break; sleep 0.05; done
 kill -TERM "$cpid"; wait "$cpid"; rc=$?
 expect_eq "ended_by cancelled: SIGTERM to corral (which dies of it)" "143 'cancelled' None 9" "$rc $(jf ended_by exit_status signal <"$R/cancel.json")"
 
+# ---------------------------------------------------------- leftovers_killed
+# What the command left running when it exited is counted, then killed.
+lk() { "$C" run --json "$@" 2>/dev/null | jf exit_status leftovers_killed; }
+tag=$RANDOM$RANDOM
+expect_eq "leftovers: two background sleeps counted and killed" "0 2" \
+	"$(lk -- sh -c "sleep 300$tag & sleep 301$tag & echo started")"
+pgrep -f "^sleep 30[01]$tag\$" >/dev/null && bad "leftovers: the sleeps still run after corral" || ok "leftovers: the sleeps are gone after corral"
+rm -f ready
+expect_eq "leftovers: a subshell and its two children, the whole tree" "0 3" \
+	"$(lk -- sh -c "(sleep 302$tag & sleep 303$tag & echo ready >ready; wait) & while [ ! -s ready ]; do sleep 0.01; done")"
+expect_eq "leftovers: a setsid daemon that left the session" "0 1" \
+	"$(lk -- sh -c "setsid sleep 304$tag >/dev/null 2>&1 & sleep 0.2")"
+expect_eq "control: a command that waits for its children leaves none" "0 0" \
+	"$(lk -- sh -c "sleep 0.05 & sleep 0.05 & wait")"
+expect_eq "control: nothing counted when the deadline kills the tree" "None 0" \
+	"$(lk --timeout 0.5 -- sh -c "sleep 305$tag & sleep 306$tag")"
+pgrep -f "^sleep 30[0-6]$tag\$" >/dev/null && bad "leftovers: a sleep survived" || ok "leftovers: nothing of these runs survived"
+
+# The keys in DESIGN.md's order.
+expect_eq "--json keys in DESIGN.md's order" \
+	"run_id started_at exit_status signal timed_out ended_by stdout stderr stdout_truncated stderr_truncated stdout_bytes stderr_bytes wall_ms cpu_ms max_rss_kb provider leftovers_killed denials warnings" \
+	"$("$C" run --json -- true | "$PY" -c 'import json,sys; print(" ".join(json.load(sys.stdin)))')"
+
 finish

@@ -1148,12 +1148,25 @@ static int c_rlimits(int argc, char **argv)
 
 static int c_memory(int argc, char **argv)
 {
-	unsigned long long bytes = strtoull(argv[0], NULL, 10);
+	unsigned long long bytes = strtoull(argv[0], NULL, 10), touched = 0;
 	void *m;
 
 	m = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED)
 		return control_failed("map 1 MiB", errno);
+	if (argc > 1 && strcmp(argv[1], "touch") == 0) {
+		/* Under a memory cgroup: really use more than the limit, 1 MiB at a time (the mapping above: the control). */
+		memset(m, 1, 1 << 20);
+		while (touched <= bytes + (64ULL << 20)) {
+			void *p = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+			if (p == MAP_FAILED)
+				return say(CANARY_HELD, "mapping after %llu bytes touched: %s", touched, ename(errno));
+			memset(p, 1, 1 << 20);
+			touched += 1 << 20;
+		}
+		return say(CANARY_BROKEN, "touched %llu bytes, past the limit of %llu", touched, bytes);
+	}
 	munmap(m, 1 << 20);
 	m = mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (m != MAP_FAILED) {
@@ -1348,7 +1361,7 @@ static const struct {
 	{ "privs", 2, c_privs },
 	{ "daemon", 1, c_daemon },
 	{ "rlimits", 4, c_rlimits },
-	{ "memory", 1, c_memory },
+	{ "memory", 1, c_memory }, /* BYTES [touch] */
 	{ "file-size", 1, c_file_size },
 	{ "open-files", 1, c_open_files },
 	{ "processes", 2, c_processes },

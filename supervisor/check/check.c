@@ -1103,6 +1103,37 @@ static int derived_sandbox(struct check *c, const char *option, const char *valu
 	return r;
 }
 
+/*
+ * Under a memory cgroup (no RLIMIT_AS): touch more than the limit. Held
+ * when the cgroup's OOM killer ends the canary (ended_by memory); the
+ * canary itself says broken if it touched it all.
+ */
+static void memory_cgroup_canary(struct check *c, const char *bytes)
+{
+	struct corral_result res = CORRAL_RESULT_INIT;
+	struct corral_error err = {};
+	char end[128];
+	char *line;
+
+	if (exec_canary(c, c->sb, (const char *[]){ "memory", bytes, "touch", NULL }, CANARY_TIMEOUT, 0, &res,
+			&err) < 0) {
+		record(c, "limits.memory", "touch-beyond", R_INCONCLUSIVE, "corral could not run the canary: %s",
+		       err.message);
+		return;
+	}
+	line = first_line(&res);
+	if (res.ended_by && strcmp(res.ended_by, "memory") == 0) {
+		record(c, "limits.memory", "touch-beyond", R_HELD,
+		       "touching %s bytes and more: the run's memory cgroup killed it (OOM, ended_by memory)", bytes);
+	} else if (line && *line) {
+		record_line(c, "limits.memory", "touch-beyond", NULL, line);
+	} else {
+		describe_end(&res, end, sizeof(end));
+		record(c, "limits.memory", "touch-beyond", R_INCONCLUSIVE, "no verdict: the canary %s", end);
+	}
+	corral_result_clear(&res);
+}
+
 static void limit_canaries(struct check *c)
 {
 	const struct corral_policy *p = c->pol;
@@ -1116,7 +1147,9 @@ static void limit_canaries(struct check *c)
 	snprintf(a[2], sizeof(a[2]), "%llu", (unsigned long long)p->limits.file_size);
 	snprintf(a[3], sizeof(a[3]), "%llu", (unsigned long long)p->limits.open_files);
 
-	if (p->limits.memory) {
+	if (p->limits.memory && corral_sandbox_memory_cgroup(c->sb)) {
+		memory_cgroup_canary(c, a[0]);
+	} else if (p->limits.memory) {
 		simple(c, "limits.memory", "rlimit", NULL, (const char *[]){ "rlimits", a[0], "0", "0", "0", NULL });
 		simple(c, "limits.memory", "map-beyond", NULL, (const char *[]){ "memory", a[0], NULL });
 	} else {
@@ -1226,15 +1259,20 @@ static void limit_canaries(struct check *c)
 
 			describe_end(&res, end, sizeof(end));
 			record(c, "limits.output", name, R_BROKEN, "the flooding canary did not finish cleanly: it %s", end);
-		} else if (res.stdout_len > cap || res.stderr_len > cap || !res.stdout_truncated || !res.stderr_truncated) {
+		} else if (res.stdout_len > cap + 64 || res.stderr_len > cap + 64 || !res.stdout_truncated ||
+			   !res.stderr_truncated || res.stdout_bytes < cap + 128 * 1024 ||
+			   res.stderr_bytes < cap + 128 * 1024) {
+			/* 64: room for the one "[… N bytes omitted …]" line, which does not count against the cap. */
 			record(c, "limits.output", name, R_BROKEN,
-			       "kept %zu/%zu bytes of stdout/stderr with a cap of %llu (truncated: %s/%s)", res.stdout_len,
-			       res.stderr_len, (unsigned long long)cap, res.stdout_truncated ? "yes" : "no",
-			       res.stderr_truncated ? "yes" : "no");
+			       "kept %zu/%zu bytes of stdout/stderr (%llu/%llu written) with a cap of %llu (truncated: %s/%s)",
+			       res.stdout_len, res.stderr_len, (unsigned long long)res.stdout_bytes,
+			       (unsigned long long)res.stderr_bytes, (unsigned long long)cap,
+			       res.stdout_truncated ? "yes" : "no", res.stderr_truncated ? "yes" : "no");
 		} else {
 			record(c, "limits.output", name, R_HELD,
-			       "kept %zu and %zu bytes of a %llu-byte flood per stream, the rest read and dropped",
-			       res.stdout_len, res.stderr_len, (unsigned long long)cap + 128 * 1024);
+			       "kept %zu and %zu bytes (head and tail, with the omission line) of a %llu-byte flood per "
+			       "stream, every byte counted", res.stdout_len, res.stderr_len,
+			       (unsigned long long)cap + 128 * 1024);
 		}
 		corral_result_clear(&res);
 	}

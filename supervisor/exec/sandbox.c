@@ -233,8 +233,9 @@ void corral_memory_posture(const struct corral_policy *p, bool mem_cg, struct co
 		snprintf(size, sizeof(size), "%llu bytes", m);
 	if (mem_cg)
 		corral_posture_add(ps, "limits.memory", CORRAL_PROMISE_ENFORCED,
-				   "%s: a memory cgroup per run (the whole tree, tmpfs and memfd pages included), "
-				   "and RLIMIT_AS per process", size);
+				   "%s: a memory cgroup per run (the whole tree, tmpfs and memfd pages included; the "
+				   "OOM killer ends the run, ended_by memory); no address-space limit, which would "
+				   "break V8 and the JVM", size);
 	else
 		corral_posture_add(ps, "limits.memory", CORRAL_PROMISE_ENFORCED,
 				   "%s of address space per process (RLIMIT_AS); with no memory cgroup here, nothing "
@@ -242,11 +243,16 @@ void corral_memory_posture(const struct corral_policy *p, bool mem_cg, struct co
 				   "tmpfs files): the private tmp goes on disk for that: docs/threat-model.md", size);
 }
 
+bool corral_sandbox_memory_cgroup(const struct corral_sandbox *sb)
+{
+	return sb->use_cgroups && (sb->cg.dir[CORRAL_CG_MEMORY] || sb->cg.v2_memory);
+}
+
 static void add_supervisor_promises(struct corral_sandbox *sb)
 {
 	bool uid0 = sb->switch_identity ? sb->uid == 0 : geteuid() == 0;
 	bool pids_cg = sb->use_cgroups && (sb->cg.dir[CORRAL_CG_PIDS] || sb->cg.v2_pids);
-	bool mem_cg = sb->use_cgroups && (sb->cg.dir[CORRAL_CG_MEMORY] || sb->cg.v2_memory);
+	bool mem_cg = corral_sandbox_memory_cgroup(sb);
 
 	corral_posture_add(&sb->posture, "priv.no_new_privs", CORRAL_PROMISE_ENFORCED,
 			   "no_new_privs: setuid and file capabilities cannot raise privilege");
@@ -515,7 +521,14 @@ static void fill_rlimits(struct corral_sandbox *sb, struct corral_spawn_rlimits 
 	const struct corral_policy *p = sb->policy;
 
 	memset(rl, 0, sizeof(*rl));
-	if (p->limits.memory)
+	/*
+	 * Memory: the run's memory cgroup bounds the whole tree by what it
+	 * really uses; an address-space limit besides would only break the
+	 * runtimes that reserve far more than they touch (V8: a code range
+	 * and a heap cage per isolate; the JVM: its heap and class space).
+	 * RLIMIT_AS only where no memory cgroup can be made.
+	 */
+	if (p->limits.memory && !corral_sandbox_memory_cgroup(sb))
 		set_rl(rl, RLIMIT_AS, p->limits.memory, p->limits.memory);
 	if (p->limits.cpu)
 		set_rl(rl, RLIMIT_CPU, p->limits.cpu, p->limits.cpu + 1); /* SIGXCPU, then SIGKILL */

@@ -143,6 +143,8 @@ void corral_processes_posture(const struct corral_policy *p, bool uid0, bool pid
 /* Can |uid|:|gid| (no supplementary groups, no capabilities) write and enter |st|? */
 bool corral_can_write(const struct stat *st, uid_t uid, gid_t gid);
 void corral_memory_posture(const struct corral_policy *p, bool mem_cg, struct corral_posture *ps);
+/* Does a memory cgroup per run bound |sb|'s runs (then no RLIMIT_AS)? */
+bool corral_sandbox_memory_cgroup(const struct corral_sandbox *sb);
 void corral_cgroup_parents_clear(struct corral_cgroup_parents *cg);
 int corral_cgroup_create(const struct corral_sandbox *sb, struct corral_run *run,
 			 struct corral_error *err);

@@ -4,11 +4,13 @@
 mkscratch
 build_probe || finish
 
-# -- memory (address space)
+# -- memory: the run's memory cgroup (as root) bounds what is used, RLIMIT_AS
+# (no cgroup) the address space; touching every page is denied either way.
 expect_allowed "python: 16M under --memory 256M" crun --memory 256M -- "$PY" -c 'b = bytearray(16 << 20)'
 expect_denied "python: 512M under --memory 256M" crun --memory 256M -- "$PY" -c 'b = bytearray(512 << 20)'
 expect_allowed "C: map 16M under --memory 256M" crun --memory 256M -- $PROBE mmap $((16 << 20))
-expect_denied "C: map 512M under --memory 256M" crun --memory 256M -- $PROBE mmap $((512 << 20))
+expect_allowed "C: map and touch 16M under --memory 256M" crun --memory 256M -- $PROBE mmap-touch $((16 << 20))
+expect_denied "C: map and touch 512M under --memory 256M" crun --memory 256M -- $PROBE mmap-touch $((512 << 20))
 
 # -- CPU: killed by SIGXCPU (128+24) or SIGKILL (128+9)
 for t in sh py; do
@@ -59,8 +61,11 @@ import json, sys
 r = json.load(sys.stdin)
 assert r["exit_status"] == 0, r
 assert r["stdout_truncated"] and r["stderr_truncated"], r
-assert len(r["stdout"]) <= 1024 and len(r["stderr"]) <= 1024, (len(r["stdout"]), len(r["stderr"]))
-' && ok "$t: 100000 bytes per stream kept to --max-output 1K" || bad "$t: output cap"
+# head and tail, 512 bytes each, and the one omission line, which does not count against the cap
+assert len(r["stdout"].encode()) <= 1024 + 64 and len(r["stderr"].encode()) <= 1024 + 64, (len(r["stdout"]), len(r["stderr"]))
+assert r["stdout"].startswith("x" * 512) and r["stdout"].endswith("x" * 512) and "omitted" in r["stdout"], r["stdout"][:600]
+assert r["stdout_bytes"] == 100000 and r["stderr_bytes"] == 100000, r
+' && ok "$t: 100000 bytes per stream kept to --max-output 1K (head + tail)" || bad "$t: output cap"
 done
 crun --json --max-output 1K -c 'echo small' | "$PY" -c '
 import json, sys

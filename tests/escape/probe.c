@@ -199,9 +199,13 @@ int main(int argc, char **argv)
 		errno = EBADF;
 		return done(leaked ? 0 : -1, a);
 	}
-	if (!strcmp(a, "mmap")) {
-		void *m = mmap(NULL, strtoull(x, NULL, 10), PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (!strcmp(a, "mmap") || !strcmp(a, "mmap-touch")) {
+		size_t len = strtoull(x, NULL, 10);
+		void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+		/* mmap-touch: use every page, as a memory cgroup counts (it bounds use, not address space). */
+		if (m != MAP_FAILED && !strcmp(a, "mmap-touch"))
+			memset(m, 1, len);
 		return done(m == MAP_FAILED ? -1 : 0, a);
 	}
 	if (!strcmp(a, "fsize")) {

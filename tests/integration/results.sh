@@ -133,6 +133,36 @@ expect_eq "control: nothing counted when the deadline kills the tree" "None 0" \
 	"$(lk --timeout 0.5 -- sh -c "sleep 305$tag & sleep 306$tag")"
 pgrep -f "^sleep 30[0-6]$tag\$" >/dev/null && bad "leftovers: a sleep survived" || ok "leftovers: nothing of these runs survived"
 
+# ------------------------------------------------------------------ memory
+# Where a memory cgroup bounds the run (as root here), it alone bounds
+# memory: no address-space limit, so V8 and the JVM start at the defaults
+# (control: RLIMIT_AS 1G, as corral sets without a cgroup, makes the same
+# ArrayBuffer fail).
+if "$C" probe --json | "$PY" -c 'import json,sys; sys.exit(0 if any(p["id"] == "limits.memory" and "memory cgroup per run" in p["why"] for p in json.load(sys.stdin)["promises"]) else 1)'; then
+	expect_eq "memory cgroup: RLIMIT_AS is off inside" "unlimited" "$("$C" run -- sh -c 'ulimit -v')"
+	if command -v node >/dev/null; then
+		expect_eq "memory cgroup: node -e 'new ArrayBuffer(2**30)' at the defaults" "'exit' 0 '1073741824\n'" \
+			"$("$C" run --json -- node -e 'console.log(new ArrayBuffer(2**30).byteLength)' | jf ended_by exit_status stdout)"
+		out=$(sh -c 'ulimit -v 1048576; exec node -e "console.log(new ArrayBuffer(2**30).byteLength)"' 2>&1)
+		expect_match "control: under RLIMIT_AS 1G, outside corral, the same ArrayBuffer fails" "RangeError|allocation failed|Fatal" "$out"
+		expect_eq "memory cgroup: npm --version at the defaults" "'exit' 0" "$("$C" run --json -- npm --version | jf ended_by exit_status)"
+	else
+		echo "# no node here: V8 at the defaults not checked"
+	fi
+	if command -v javac >/dev/null; then
+		expect_eq "memory cgroup: javac -version at the defaults" "'exit' 0" "$("$C" run --json -- javac -version | jf ended_by exit_status)"
+	else
+		echo "# no javac here: the JVM at the defaults not checked"
+	fi
+	expect_eq "memory cgroup: 600M in python under --memory 256M ends by memory" "'memory' None 9" \
+		"$("$C" run --json --memory 256M -- python3 -c 'b = bytearray(600 << 20)' | jf ended_by exit_status signal)"
+	expect_eq "control: 100M in python under --memory 256M" "'exit' 0 None" \
+		"$("$C" run --json --memory 256M -- python3 -c 'b = bytearray(100 << 20)' | jf ended_by exit_status signal)"
+else
+	# Without a memory cgroup the address-space limit bounds each process.
+	expect_eq "no memory cgroup: RLIMIT_AS is the limit" "262144" "$("$C" run --memory 256M -- sh -c 'ulimit -v')"
+fi
+
 # The keys in DESIGN.md's order.
 expect_eq "--json keys in DESIGN.md's order" \
 	"run_id started_at exit_status signal timed_out ended_by stdout stderr stdout_truncated stderr_truncated stdout_bytes stderr_bytes wall_ms cpu_ms max_rss_kb provider leftovers_killed denials warnings" \

@@ -183,7 +183,11 @@ struct corral_exec_opts {
 	const void *stdin_data;    /* capture mode: bytes fed to stdin (NULL: /dev/null) */
 	size_t stdin_len;
 	/*
-	 * Non-capture mode: inherit corral's stdin (the CLI does). When stdin
+	 * Inherit the caller's stdin; false (the default): /dev/null, unless
+	 * stdin_data. A captured run should leave it false: a pipe the caller
+	 * keeps open would hold a command that reads stdin until the deadline
+	 * (the CLI passes it without --json, and with --json only for --stdin
+	 * pass). Without capture, when stdin
 	 * is then a terminal whose foreground group is the caller's, the run is
 	 * interactive: the command's process group gets the terminal; the
 	 * terminal modes are restored when the run ends; when the command

@@ -116,7 +116,7 @@ expect_match "missing command: said" "^corral: .*missing command" "$err"
 out=$("$C" run --json -- sh -c 'echo out; echo err >&2; exit 7'); rc=$?
 expect_eq "--json exits 0" 0 $rc
 keys=$(printf '%s' "$out" | "$PY" -c 'import json,sys; print(",".join(json.load(sys.stdin).keys()))')
-expect_eq "--json keys in order" "exit_status,signal,timed_out,stdout,stderr,stdout_truncated,stderr_truncated,wall_ms,cpu_ms,max_rss_kb,provider" "$keys"
+expect_eq "--json keys in order" "exit_status,signal,timed_out,stdout,stderr,stdout_truncated,stderr_truncated,wall_ms,cpu_ms,max_rss_kb,provider,denials,warnings" "$keys"
 types=$(printf '%s' "$out" | "$PY" -c '
 import json,sys; v=json.load(sys.stdin)
 print(type(v["exit_status"]).__name__, v["signal"], v["timed_out"], repr(v["stdout"]), repr(v["stderr"]),

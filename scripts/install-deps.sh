@@ -13,11 +13,17 @@ pkgs=(
   bubblewrap firejail hyperfine gnuplot-nox
   linux-perf file
   musl-tools gperf cmake curl patch ca-certificates
+  xz-utils sqlite3 golang-go default-jdk-headless
 )
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
+# The workloads suite's Node.js (tests/workloads/node.sh): Debian's nodejs
+# and npm, unless a node and npm are already there (NodeSource's nodejs
+# bundles npm and conflicts with Debian's npm package).
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -54,51 +54,94 @@ if is_root; then
 	[ "$(crun -- "$PY" -c 'import os; print(os.geteuid())')" != 0 ] && ok "python: not uid 0" || bad "python: uid 0"
 fi
 expect_denied "python: setuid(0)" crun -- "$PY" -c 'import os; os.setuid(0)'
-expect_denied "sh: a setuid binary does not raise privilege" crun -c 'test -u /usr/bin/su || exit 0; su -c true root </dev/null'
+# A setuid-root program (a copy of id(1), made by the test as root) raises
+# the euid outside; inside, no_new_privs keeps the uid. Unprivileged, the
+# test cannot make one: NoNewPrivs is checked above, and outside it is 0.
+[ "$(awk '/^NoNewPrivs/ {print $2}' /proc/self/status)" = 0 ] && ok "control: NoNewPrivs is 0 outside" ||
+	echo "# the test itself runs with no_new_privs: no control for it"
+if is_root; then
+	cp /usr/bin/id "$R/suid-id" && chown 0:0 "$R/suid-id" && chmod 4755 "$R/suid-id"
+	out=$(as_id "$R/suid-id" -u 2>&1)
+	if [ "$out" = 0 ]; then
+		ok "control: outside, the setuid-root copy of id runs with euid 0"
+		out=$(crun -- ./suid-id -u 2>&1)
+		[ "$out" = 65534 ] && ok "sh: a setuid-root binary does not raise privilege (euid $out)" ||
+			bad "sh: a setuid-root binary inside: euid [$out]"
+	else
+		echo "# $R is on a nosuid mount ($out): no setuid control"
+	fi
+	rm -f "$R/suid-id"
+fi
 expect_allowed "python: setuid to itself (control)" crun -- "$PY" -c 'import os; os.setuid(os.getuid())'
 
 # -- nothing outlives the run
-gone() { # PIDFILE: the daemon it names ran, and is gone now
-	local pid
+gone() { # PIDFILE NAME: the daemon it names ran, and is gone now
+	local pid i
 	pid=$(cat "$1" 2>/dev/null)
 	if [ -z "$pid" ]; then bad "$2: the daemon never started (control)"; return; fi
 	ok "$2: the daemon started (control)"
-	sleep 0.1
-	if [ -d /proc/$pid ] && ! grep -q '^State:.*Z' /proc/$pid/status 2>/dev/null && grep -q "sleep\|python" /proc/$pid/cmdline 2>/dev/null; then
-		bad "$2: daemon $pid still running"
-		kill -9 "$pid"
-	else
-		ok "$2: daemon gone"
-	fi
+	# corral has returned: the daemon was killed before that, so it can
+	# only be dying. Wait up to 2 s for the kernel to finish it off (a
+	# daemon nobody killed sleeps 1000 s, so this cannot pass by waiting).
+	for i in $(seq 200); do
+		if [ -d /proc/$pid ] && ! grep -q '^State:.*Z' /proc/$pid/status 2>/dev/null && grep -q "sleep\|python" /proc/$pid/cmdline 2>/dev/null; then
+			sleep 0.01
+		else
+			ok "$2: daemon gone"
+			return
+		fi
+	done
+	bad "$2: daemon $pid still running"
+	kill -9 "$pid"
 }
+# Each command waits for its daemon's pidfile before it ends or sleeps into
+# the deadline, so the daemon is known to run when the run ends.
 t0=$(date +%s%N)
-crun --timeout 1 -c "setsid sh -c 'echo \$\$ > d1.pid; exec sleep 1000' & sleep 1000" </dev/null
+crun --timeout 1 -c "setsid sh -c 'echo \$\$ > d1.pid; exec sleep 1000' & until [ -s d1.pid ]; do sleep 0.01; done; sleep 1000" </dev/null
 rc=$?
 [ $rc -eq 124 ] && ok "sh: deadline exit 124" || bad "sh: deadline exit $rc"
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 [ $ms -lt 3000 ] && ok "sh: deadline honoured (${ms} ms)" || bad "sh: deadline took ${ms} ms"
 gone "$R/d1.pid" "sh: setsid daemon at the deadline"
-crun -c "setsid sh -c 'echo \$\$ > d2.pid; exec sleep 1000' & sleep 0.3" </dev/null
+crun -c "setsid sh -c 'echo \$\$ > d2.pid.tmp; mv d2.pid.tmp d2.pid; exec sleep 1000' & until [ -s d2.pid ]; do sleep 0.01; done" </dev/null
 gone "$R/d2.pid" "sh: setsid daemon at exit"
 crun --timeout 1 -- "$PY" -c '
 import os, time
 if os.fork() == 0:
     os.setsid()
     if os.fork() == 0:
-        open("d3.pid", "w").write(str(os.getpid()))
+        open("d3.tmp", "w").write(str(os.getpid())); os.rename("d3.tmp", "d3.pid")
         time.sleep(1000)
     os._exit(0)
 time.sleep(1000)' </dev/null
 gone "$R/d3.pid" "python: double-fork daemon at the deadline"
-crun -- "$PY" -c '
-import os, time
+double_fork_at_exit='
+import os, sys, time
 if os.fork() == 0:
     os.setsid()
     if os.fork() == 0:
-        open("d4.pid", "w").write(str(os.getpid()))
+        open(sys.argv[1] + ".tmp", "w").write(str(os.getpid())); os.rename(sys.argv[1] + ".tmp", sys.argv[1])
         time.sleep(1000)
     os._exit(0)
-while not os.path.exists("d4.pid"):
-    time.sleep(0.01)' </dev/null
+while not os.path.exists(sys.argv[1]):
+    time.sleep(0.01)'
+crun -- "$PY" -c "$double_fork_at_exit" d4.pid </dev/null
 gone "$R/d4.pid" "python: double-fork daemon at exit"
+
+# As root corral puts each run in a cgroup and kills it whole, which would
+# hide a broken sweep of the session and the escaped daemons. Without a
+# cgroup hierarchy (an empty tmpfs over /sys/fs/cgroup in a private mount
+# namespace) only the sweep can find the daemon.
+if is_root; then
+	if unshare -m --propagation private true 2>/dev/null; then
+		unshare -m --propagation private sh -c 'mount -t tmpfs corral-no-cgroup /sys/fs/cgroup && exec "$@"' sh \
+			"$C" run --root "$R" -- "$PY" -c "$double_fork_at_exit" d5.pid </dev/null
+		gone "$R/d5.pid" "python: double-fork daemon at exit, root without cgroups"
+		unshare -m --propagation private sh -c 'mount -t tmpfs corral-no-cgroup /sys/fs/cgroup && exec "$@"' sh \
+			"$C" run --root "$R" -c "setsid sh -c 'echo \$\$ > d6.pid.tmp; mv d6.pid.tmp d6.pid; exec sleep 1000' & until [ -s d6.pid ]; do sleep 0.01; done" </dev/null
+		gone "$R/d6.pid" "sh: setsid daemon at exit, root without cgroups"
+	else
+		bad "unshare -m failed as root: the sweep without cgroups was not tested"
+	fi
+fi
 finish

@@ -64,11 +64,39 @@ as_id() {
 # crun [corral run options] -- CMD...: corral run with the scratch root.
 crun() { "$C" run --root "$R" "$@"; }
 
-# expect_denied NAME CMD... (the command must fail) / expect_allowed NAME CMD...
+# expect_denied NAME CMD...: the command must fail, and fail for the
+# reason under test: its output must match the extended regex $DENY (by
+# default an errno a confinement produces: EACCES, EPERM, ENOSYS, EROFS,
+# EXDEV, ECONNREFUSED, ...). DENY=SIGSYS instead requires the kill signature of
+# the seccomp filter (exit status 159, 128 + SIGSYS); DENY=MEMORY an OOM kill
+# (137) or a failed allocation. A run that never
+# started (125: corral refused its options; 126/127: cannot execute, not
+# found) is a failure, not a denial: an attack that did not run proves
+# nothing.
+DENY_DEFAULT='Permission denied|Operation not permitted|PermissionError|EACCES|EPERM|ENOSYS|Function not implemented|Read-only file system|EROFS|Invalid cross-device link|EXDEV|Bad file descriptor|EBADF|Connection refused|ECONNREFUSED|Network is unreachable|ENETUNREACH|Address family not supported|EAFNOSUPPORT|EINVAL|Invalid argument'
 expect_denied() {
-	local name=$1
+	local name=$1 out rc re=${DENY:-$DENY_DEFAULT}
 	shift
-	if "$@" >/dev/null 2>&1; then bad "$name: the attack succeeded"; else ok "$name"; fi
+	out=$("$@" 2>&1)
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		bad "$name: the attack succeeded"
+		printf '%s\n' "$out" | tail -n 5 | sed 's/^/#   /'
+	elif [ $rc -eq 125 ] || [ $rc -eq 126 ] || [ $rc -eq 127 ]; then
+		bad "$name: the attack never ran (exit $rc)"
+		printf '%s\n' "$out" | tail -n 5 | sed 's/^/#   /'
+	elif [ "$re" = MEMORY ]; then
+		# The memory cgroup's OOM killer (as root: SIGKILL, exit 137), or the
+		# address-space rlimit's failed allocation (no cgroup).
+		if [ $rc -eq 137 ] || grep -Eq 'MemoryError|ENOMEM|Cannot allocate memory' <<<"$out"; then ok "$name (memory)"; else bad "$name: expected an OOM kill (137) or ENOMEM, got exit $rc: $(printf '%s' "$out" | tail -n 2 | tr '\n' ' ')"; fi
+	elif [ "$re" = SIGSYS ]; then
+		if [ $rc -eq 159 ]; then ok "$name (SIGSYS)"; else bad "$name: expected the filter's SIGSYS (exit 159), got exit $rc: $(printf '%s' "$out" | tail -n 2 | tr '\n' ' ')"; fi
+	elif grep -Eq -- "$re" <<<"$out"; then
+		ok "$name"
+	else
+		bad "$name: failed (exit $rc) without the expected denial${DENY:+ /$DENY/}"
+		printf '%s\n' "$out" | tail -n 5 | sed 's/^/#   /'
+	fi
 }
 expect_allowed() {
 	local name=$1

@@ -7,10 +7,10 @@ build_probe || finish
 # -- memory: the run's memory cgroup (as root) bounds what is used, RLIMIT_AS
 # (no cgroup) the address space; touching every page is denied either way.
 expect_allowed "python: 16M under --memory 256M" crun --memory 256M -- "$PY" -c 'b = bytearray(16 << 20)'
-expect_denied "python: 512M under --memory 256M" crun --memory 256M -- "$PY" -c 'b = bytearray(512 << 20)'
+DENY=MEMORY expect_denied "python: 512M under --memory 256M" crun --memory 256M -- "$PY" -c 'b = bytearray(512 << 20)'
 expect_allowed "C: map 16M under --memory 256M" crun --memory 256M -- $PROBE mmap $((16 << 20))
 expect_allowed "C: map and touch 16M under --memory 256M" crun --memory 256M -- $PROBE mmap-touch $((16 << 20))
-expect_denied "C: map and touch 512M under --memory 256M" crun --memory 256M -- $PROBE mmap-touch $((512 << 20))
+DENY=MEMORY expect_denied "C: map and touch 512M under --memory 256M" crun --memory 256M -- $PROBE mmap-touch $((512 << 20))
 
 # -- CPU: killed by SIGXCPU (128+24) or SIGKILL (128+9)
 for t in sh py; do
@@ -29,28 +29,28 @@ import os
 for _ in range(4):
     if os.fork() == 0: os._exit(0)
     os.wait()'
-expect_denied "python: 800 live processes under --procs 300" crun --procs 300 -- "$PY" -c '
+DENY="Resource temporarily unavailable" expect_denied "python: 800 live processes under --procs 300" crun --procs 300 -- "$PY" -c '
 import os, time
 for _ in range(800):
     if os.fork() == 0:
         time.sleep(30); os._exit(0)'
 expect_allowed "C: 4 processes under --procs 300" crun --procs 300 -- $PROBE nproc 4
-expect_denied "C: 800 processes under --procs 300" crun --procs 300 -- $PROBE nproc 800
+DENY=EAGAIN expect_denied "C: 800 processes under --procs 300" crun --procs 300 -- $PROBE nproc 800
 
 # -- file size
 expect_allowed "sh: 512K under --file-size 1M" crun --file-size 1M -c 'head -c 524288 /dev/zero > f'
-expect_denied "sh: 2M under --file-size 1M" crun --file-size 1M -c 'head -c 2097152 /dev/zero > f'
+DENY="File size limit exceeded" expect_denied "sh: 2M under --file-size 1M" crun --file-size 1M -c 'head -c 2097152 /dev/zero > f'
 size=$(stat -c %s "$R/f")
 [ "$size" -le 1048576 ] && ok "sh: the file stopped at $size bytes" || bad "sh: file grew to $size"
-expect_denied "python: 2M under --file-size 1M" crun --file-size 1M -- "$PY" -c 'open("g", "wb").write(bytes(2 << 20))'
-expect_denied "C: a byte at 2M under --file-size 1M" crun --file-size 1M -- $PROBE fsize $((2 << 20))
+DENY="File too large" expect_denied "python: 2M under --file-size 1M" crun --file-size 1M -- "$PY" -c 'open("g", "wb").write(bytes(2 << 20))'
+DENY=EFBIG expect_denied "C: a byte at 2M under --file-size 1M" crun --file-size 1M -- $PROBE fsize $((2 << 20))
 expect_allowed "C: a byte at 512K under --file-size 1M" crun --file-size 1M -- $PROBE fsize $((512 << 10))
 
 # -- open files
 expect_allowed "python: 16 files under --open-files 32" crun --open-files 32 -- "$PY" -c 'fs = [open("/dev/null") for _ in range(16)]'
-expect_denied "python: 64 files under --open-files 32" crun --open-files 32 -- "$PY" -c 'fs = [open("/dev/null") for _ in range(64)]'
+DENY="Too many open files" expect_denied "python: 64 files under --open-files 32" crun --open-files 32 -- "$PY" -c 'fs = [open("/dev/null") for _ in range(64)]'
 expect_allowed "C: 16 files under --open-files 32" crun --open-files 32 -- $PROBE nofile 16
-expect_denied "C: 64 files under --open-files 32" crun --open-files 32 -- $PROBE nofile 64
+DENY=EMFILE expect_denied "C: 64 files under --open-files 32" crun --open-files 32 -- $PROBE nofile 64
 
 # -- captured output
 for t in sh py; do

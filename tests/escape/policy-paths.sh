@@ -68,7 +68,8 @@ mkdir "$S/gone"
 chmod 777 "$S/gone"
 (cd "$S/gone" && exec sleep 30) &
 gone_pid=$!
-sleep 0.2
+for i in $(seq 500); do [ "$(readlink "/proc/$gone_pid/cwd")" = "$S/gone" ] && break; sleep 0.01; done
+[ "$(readlink "/proc/$gone_pid/cwd")" = "$S/gone" ] || bad "control: the process in $S/gone did not start"
 rmdir "$S/gone"
 expect_allowed "--ro /proc/PID/cwd, a removed directory (magic link)" crun --ro "/proc/$gone_pid/cwd" -- true
 kill $gone_pid 2>/dev/null
@@ -77,7 +78,9 @@ if is_root && command -v unshare >/dev/null; then
 	chmod 777 "$S/ns"
 	unshare -m --propagation private sh -c "mount -t tmpfs t '$S/ns' && chmod 777 '$S/ns' && exec sleep 30" &
 	ns_pid=$!
-	for i in $(seq 50); do grep -q " $S/ns " "/proc/$ns_pid/mounts" 2>/dev/null && break; sleep 0.05; done
+	for i in $(seq 500); do grep -q " $S/ns " "/proc/$ns_pid/mounts" 2>/dev/null && break; sleep 0.01; done
+	grep -q " $S/ns " "/proc/$ns_pid/mounts" 2>/dev/null && ok "control: the other namespace's tmpfs is mounted" ||
+		bad "control: the other namespace's tmpfs never appeared"
 	expect_denied "--rw /proc/PID/root/NS: the host's directory of that name stays read-only" \
 		crun --rw "/proc/$ns_pid/root$S/ns" -c "echo x > '$S/ns/host-file'"
 	[ ! -e "$S/ns/host-file" ] && ok "the host's $S/ns untouched" || bad "the host's $S/ns was written"
@@ -128,13 +131,18 @@ if is_root; then chown -R 65534:65534 "$R/ra" "$R/rx"; fi
 crun --timeout 20 -- python3 -c "
 import os, time
 end = time.time() + 15
+n = 0
 while time.time() < end and not os.path.exists('stop-mover'):
     try:
         os.rename('ra/rb', 'rbb'); os.rename('rbb', 'ra/rb')
+        n += 1
+        if n == 1:
+            open('mover-started', 'w').close()
     except OSError:
         pass" &
 mover=$!
-sleep 0.5
+for i in $(seq 1000); do [ -e "$R/mover-started" ] && break; sleep 0.01; done
+[ -e "$R/mover-started" ] && ok "control: the concurrent run renames ra/rb" || bad "control: the mover never renamed ra/rb"
 for i in $(seq 30); do
 	crun --rw "$R/ra/rb/../../rx" -c "touch '$S/rx/escaped' 2>/dev/null" >/dev/null 2>&1
 done
@@ -154,10 +162,15 @@ if is_root; then chown -R 65534:65534 "$W"; fi
 import ctypes, os, time
 libc = ctypes.CDLL(None)
 end = time.time() + 15
+n = 0
 while time.time() < end and not os.path.exists('$W/stop'):
-    libc.renameat2(-100, b'$W/d/r', -100, b'$W/r', 2)" &
+    if libc.renameat2(-100, b'$W/d/r', -100, b'$W/r', 2) == 0:
+        n += 1
+        if n == 1:
+            open('$W/mover-started', 'w').close()" &
 mover=$!
-sleep 0.5
+for i in $(seq 1000); do [ -e "$W/mover-started" ] && break; sleep 0.01; done
+[ -e "$W/mover-started" ] && ok "control: the concurrent run swaps $W/d/r and $W/r" || bad "control: the mover never swapped"
 for i in $(seq 25); do
 	"$C" run --root "$W/d/r" --rw "$W" --rw "$W/d/r/../../x" -c "touch '$S/x2/escaped' 2>/dev/null" >/dev/null 2>&1
 done

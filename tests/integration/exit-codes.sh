@@ -42,9 +42,13 @@ printf '\177ELF\002\001\001garbage' > "$R/foreign"; chmod 755 "$R/foreign"
 err=$("$C" run -- ./foreign 2>&1); rc=$?
 expect_eq "foreign binary -> 126, not run by sh" "126 corral: ./foreign: Exec format error" "$rc $err"
 printf 'x\000y\n' > "$R/nul"; chmod 755 "$R/nul"
-"$C" run -- ./nul 2>/dev/null; expect_eq "NUL in the first line -> 126" 126 $?
+err=$("$C" run -- ./nul 2>&1); rc=$?
+expect_eq "NUL in the first line -> 126, not run by sh" "126 corral: ./nul: Exec format error" "$rc $err"
 mkdir "$R/adir"
-"$C" run -- ./adir 2>/dev/null; expect_eq "directory -> 126" 126 $?
+err=$("$C" run -- ./adir 2>&1); rc=$?
+expect_eq "directory -> 126" 126 $rc
+expect_match "directory: one line naming it" "^corral: \./adir: [^
+]+$" "$err"
 # A file that is there but whose interpreter is not: the command exists, so
 # 126, and the message names what is missing (not "command not found").
 printf '#!/no/such/interp -x\necho hi\n' > "$R/orphan.sh"; chmod 755 "$R/orphan.sh"
@@ -71,7 +75,8 @@ expect_eq "...also when it is execute-only (not readable)" "126 corral: ./noload
 printf '#!%s/orphan.sh\n' "$R" > "$R/chain.sh"; chmod 755 "$R/chain.sh"
 err=$("$C" run -- ./chain.sh 2>&1); rc=$?
 expect_eq "a #! chain whose last interpreter is missing: the one named is not blamed" "126 corral: ./chain.sh: cannot execute: a file it needs (its interpreter or dynamic loader) was not found" "$rc $err"
-"$C" run -- ./no-such-file 2>/dev/null; expect_eq "a missing file is still 127 (control)" 127 $?
+err=$("$C" run -- ./no-such-file 2>&1); rc=$?
+expect_eq "a missing file is still 127 (control)" "127 corral: ./no-such-file: command not found" "$rc $err"
 printf '#!/bin/sh\r\necho hi\r\n' > "$R/crlf.sh"; chmod 755 "$R/crlf.sh"
 err=$("$C" run -- ./crlf.sh 2>&1); rc=$?
 expect_eq "CRLF line endings: said" '126 corral: ./crlf.sh: cannot execute: interpreter /bin/sh\r not found: the script has Windows (CRLF) line endings' "$rc $err"
@@ -90,14 +95,20 @@ rm -rf "$IN"
 err=$("$C" run --root /no/such/dir -- true 2>&1); rc=$?
 expect_eq "missing root -> 125" 125 $rc
 expect_eq "missing root message" "corral: root /no/such/dir: No such file or directory" "$err"
-"$C" run --timeout nope -- true 2>/dev/null; expect_eq "bad option -> 125" 125 $?
-"$C" run --bogus -- true 2>/dev/null; expect_eq "unknown option -> 125" 125 $?
+err=$("$C" run --timeout nope -- true 2>&1); rc=$?
+expect_eq "bad option -> 125" 125 $rc
+expect_match "bad option: the message names --timeout and the bad value" "^corral: .*--timeout.*nope" "$err"
+err=$("$C" run --bogus -- true 2>&1); rc=$?
+expect_eq "unknown option -> 125" 125 $rc
+expect_match "unknown option: the message names it" "^corral: .*--bogus" "$err"
 # An abbreviation that fits several options (--root, --ro, --rw) is refused,
 # whatever the C library; one that fits one option is that option.
 err=$("$C" run --r /tmp -- true 2>&1); rc=$?
 expect_eq "ambiguous abbreviation --r -> 125" "125 corral: run: ambiguous option --r (--root, --ro, --rw)" "$rc $err"
 "$C" run --time 5 -- true; expect_eq "unambiguous abbreviation --time = --timeout" 0 $?
-"$C" run 2>/dev/null; expect_eq "missing command -> 125" 125 $?
+err=$("$C" run 2>&1); rc=$?
+expect_eq "missing command -> 125" 125 $rc
+expect_match "missing command: said" "^corral: .*missing command" "$err"
 # control: exit statuses above 128 from the command itself pass through
 "$C" run -- sh -c 'exit 200'; expect_eq "status 200 passes through" 200 $?
 

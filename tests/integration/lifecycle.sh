@@ -7,12 +7,35 @@ R=$(mkroot)
 cd "$R"
 tag=$$
 alive() { pgrep -f "$1" >/dev/null; }
+# killed PATTERN NAME: no process matches PATTERN. corral has returned, so
+# what it killed can only be dying: polled up to 3 s (a survivor sleeps
+# for a minute or more, so waiting cannot make this pass).
+killed() {
+	local i
+	for i in $(seq 300); do alive "$1" || { ok "$2"; return; }; sleep 0.01; done
+	bad "$2: [$1] survived"
+	pkill -KILL -f "$1" 2>/dev/null
+}
+# waitfor FILE...: inside a run, wait (up to 10 s) until each FILE exists,
+# the handshake by which each process below announces it started.
+waitfor() {
+	local f out="" i
+	for f; do out="$out [ -e $f ] &&"; done
+	echo "i=0; until $out true; do i=\$((i + 1)); [ \$i -gt 1000 ] && exit 99; sleep 0.01; done"
+}
+# started NAME FILE...: the processes that were to write FILE... did.
+started() {
+	local name=$1 f
+	shift
+	for f; do [ -e "$R/$f" ] || { bad "$name: control: $f was never written (the process did not start)"; return 1; }; done
+	ok "$name: control: every process started"
+	rm -f "${@/#/$R/}"
+}
 
 # Control: a background process exists while the run lasts.
-out=$("$C" run -- sh -c "sleep 77.$tag & sleep 0.3; pgrep -f 'sleep 77.$tag' >/dev/null && echo seen")
+out=$("$C" run -- sh -c "sleep 77.$tag & until pgrep -f 'sleep 77.$tag' >/dev/null; do sleep 0.01; done; echo seen")
 expect_eq "control: background process visible during the run" "seen" "$out"
-sleep 0.2
-alive "sleep 77.$tag" && bad "background process outlived normal exit" || ok "background process killed at exit"
+killed "sleep 77.$tag" "background process killed at exit"
 
 # Deadline with a SIGTERM-ignoring command; partial output kept.
 t0=$(date +%s%N)
@@ -22,20 +45,21 @@ expect_eq "TERM-ignoring command: 124" 124 $rc
 expect_eq "partial output kept" "before" "$out"
 ms=$(( (t1 - t0) / 1000000 ))
 [ $ms -lt 3000 ] && ok "deadline honoured (${ms} ms)" || bad "deadline took ${ms} ms"
-alive "sleep 61.$tag" && bad "TERM-ignoring child survived" || ok "TERM-ignoring child killed"
+killed "sleep 61.$tag" "TERM-ignoring child killed"
 
 # setsid and double-fork daemons, after the deadline and after a normal exit.
 for mode in deadline exit; do
 	if [ $mode = deadline ]; then to=0.6 tail='sleep 30'; else to=10 tail='true'; fi
 	t0=$(date +%s%N)
-	"$C" run --timeout $to -- sh -c "setsid sh -c 'sleep 62.$tag' </dev/null >/dev/null 2>&1 &
-		( ( sleep 63.$tag ) & ) ; (setsid sh -c '(sleep 64.$tag &)' &) ; sleep 0.3; $tail" >/dev/null; rc=$?
+	"$C" run --timeout $to -- sh -c "setsid sh -c ': > s62; exec sleep 62.$tag' </dev/null >/dev/null 2>&1 &
+		( ( : > s63; exec sleep 63.$tag ) & ) ; (setsid sh -c '(: > s64; exec sleep 64.$tag &)' &) ; $(waitfor s62 s63 s64); $tail" >/dev/null; rc=$?
 	t1=$(date +%s%N)
 	ms=$(( (t1 - t0) / 1000000 ))
 	if [ $mode = deadline ]; then expect_eq "daemons ($mode): 124" 124 $rc; else expect_eq "daemons ($mode): 0" 0 $rc; fi
 	[ $ms -lt 5000 ] && ok "daemons ($mode): returned in ${ms} ms" || bad "daemons ($mode): took ${ms} ms"
+	started "daemons ($mode)" s62 s63 s64
 	for s in 62 63 64; do
-		alive "sleep $s.$tag" && bad "daemon sleep $s ($mode) survived" || ok "daemon sleep $s ($mode) killed"
+		killed "sleep $s.$tag" "daemon sleep $s ($mode) killed"
 	done
 done
 
@@ -43,7 +67,9 @@ done
 # (possible for a same-uid process, i.e. when corral runs unprivileged)
 # would keep it from opening /proc to sweep a setsid'd leftover.
 for mode in deadline exit; do
-	if [ $mode = deadline ]; then to=1 tail='time.sleep(30)'; else to=10 tail='time.sleep(0.3)'; fi
+	if [ $mode = deadline ]; then to=1 tail='time.sleep(30)'; else to=10 tail='
+while not os.path.exists("s69"):
+    time.sleep(0.01)'; fi
 	out=$("$C" run --timeout $to -- "$PY" -c "
 import os, resource, time
 try:
@@ -54,30 +80,33 @@ except OSError as e:
 if os.fork() == 0:
     os.setsid()
     if os.fork() == 0:
+        open('s69', 'w').close()
         os.execvp('sleep', ['sleep', '69.$tag'])
     os._exit(0)
 $tail" 2>&1)
 	expect_eq "supervisor's limit not lowerable ($mode)" "refused" "$out"
-	sleep 0.2
-	alive "sleep 69.$tag" && { bad "leftover 69 ($mode) survived"; pkill -f "sleep 69.$tag"; } || ok "leftover 69 ($mode) killed"
+	started "leftover 69 ($mode)" s69
+	killed "sleep 69.$tag" "leftover 69 ($mode) killed"
 done
 
 # Background leftovers holding the captured pipes do not delay the return.
 t0=$(date +%s%N)
-out=$("$C" run --json -- sh -c "sleep 65.$tag & (setsid sleep 66.$tag &) ; echo done")
+out=$("$C" run --json -- sh -c "(: > s65; exec sleep 65.$tag) & (setsid sh -c ': > s66; exec sleep 66.$tag' &) ; $(waitfor s65 s66); echo done")
 t1=$(date +%s%N)
 ms=$(( (t1 - t0) / 1000000 ))
 [ $ms -lt 2000 ] && ok "leftovers holding the pipes: returned in ${ms} ms" || bad "leftovers delayed return: ${ms} ms"
 expect_eq "leftovers: output kept" "'done\n'" "$(printf '%s' "$out" | json '["stdout"]')"
-alive "sleep 65.$tag" && bad "leftover 65 survived" || ok "leftover 65 killed"
-alive "sleep 66.$tag" && bad "leftover 66 survived" || ok "leftover 66 killed"
+started "leftovers 65 66" s65 s66
+killed "sleep 65.$tag" "leftover 65 killed"
+killed "sleep 66.$tag" "leftover 66 killed"
 # Same in plain mode (stdio passed through).
 t0=$(date +%s%N)
-"$C" run -- sh -c "sleep 67.$tag &" > /dev/null
+"$C" run -- sh -c "(: > s67; exec sleep 67.$tag) & $(waitfor s67)" > /dev/null
 t1=$(date +%s%N)
 ms=$(( (t1 - t0) / 1000000 ))
 [ $ms -lt 2000 ] && ok "plain mode leftovers: returned in ${ms} ms" || bad "plain mode leftovers: ${ms} ms"
-alive "sleep 67.$tag" && bad "leftover 67 survived" || ok "leftover 67 killed"
+started "leftover 67" s67
+killed "sleep 67.$tag" "leftover 67 killed"
 
 # corral killed by SIGKILL: the main process dies with it (PR_SET_PDEATHSIG).
 "$C" run -- sleep 68.$tag &
@@ -133,9 +162,12 @@ for who in "${whos[@]}"; do
 		read -r -t 10 -u 3 a
 		read -r -t 10 -u 3 b
 		t1=$EPOCHREALTIME
+		[[ " $a $b " == *" setsid "* && " $a $b " == *" dfork "* ]] && ok "$name: control: both daemons announced themselves" ||
+			bad "$name: control: the daemons did not announce themselves [$a $b]"
 		if [ $when = later ]; then
-			# Control: the same daemons are alive while corral runs.
-			sleep 0.05
+			# Control: the same daemons are alive while corral runs (each
+			# announced itself just before its exec: polled up to 2 s).
+			for i in $(seq 200); do alive "sleep 83.$tag" && alive "sleep 84.$tag" && alive "sleep 85.$tag" && break; sleep 0.01; done
 			alive "sleep 83.$tag" && alive "sleep 84.$tag" && alive "sleep 85.$tag" &&
 				ok "$name: control: both daemons and the main process run" ||
 				bad "$name: control: daemons not running [$a $b]"
@@ -205,9 +237,10 @@ rm -f "$R/fifo"
 if is_root; then
 	"$C" run -- sh -c "setsid sleep 72.$tag & sleep 73.$tag" &
 	cpid=$!
-	for i in $(seq 50); do alive "sleep 73.$tag" && alive "sleep 72.$tag" && break; sleep 0.05; done
+	for i in $(seq 500); do alive "sleep 73.$tag" && alive "sleep 72.$tag" && break; sleep 0.01; done
+	alive "sleep 73.$tag" && alive "sleep 72.$tag" && ok "as root: control: main and setsid daemon run" ||
+		bad "as root: control: main and daemon did not start"
 	spid=$(pgrep -P $cpid | head -1)
-	sleep 0.1
 	kill -KILL $cpid
 	wait $cpid 2>/dev/null
 	for i in $(seq 60); do alive "sleep 72.$tag" || alive "sleep 73.$tag" || break; sleep 0.05; done

@@ -340,7 +340,7 @@ static void test_magic_links(void **state)
 
 	pfd = open("/proc/self", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (pfd < 0)
-		skip();
+		skip_or_fail_test("magic links: /proc/self cannot be opened (no /proc mounted)");
 	for (const char *const *p = (const char *const[]){ "root/etc/passwd", "cwd", "exe", "root",
 							   NULL };
 	     *p; p++) {
@@ -571,11 +571,13 @@ static void test_device(void **state)
 	int fd;
 
 	if (geteuid() != 0)
-		skip();
+		skip_or_fail_test("device: making a device node needs root");
 	snprintf(p, sizeof(p), "%s/null", root);
 	if (mknod(p, S_IFCHR | 0666, makedev(1, 3)) < 0) {
-		fprintf(stderr, "SKIP device: mknod: %s\n", strerror(errno));
-		skip();
+		char why[128];
+
+		snprintf(why, sizeof(why), "device: mknod: %s", strerror(errno));
+		skip_or_fail_test(why);
 	}
 	alarm(10);
 	assert_true(corral_resolve_open(root_fd, root, "null", CORRAL_RESOLVE_FILE, &err) < 0);
@@ -681,10 +683,8 @@ static void test_mount_crossing(void **state)
 	snprintf(mnt, sizeof(mnt), "%s/mnt", root);
 	rmdir(mnt);
 	assert_true(WIFEXITED(status));
-	if (WEXITSTATUS(status) == 77) {
-		fprintf(stderr, "SKIP mount crossing: no mount namespace for this user\n");
-		skip();
-	}
+	if (WEXITSTATUS(status) == 77)
+		skip_or_fail_test("mount crossing: no mount namespace for this user");
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
 

@@ -6,7 +6,8 @@
 # ("Could not allocate compressed class space", or pthread_create EAGAIN for
 # its GC threads).
 . "$(dirname "$0")/lib.sh"
-need java default-jre-headless
+need java default-jdk-headless
+need javac default-jdk-headless
 R=$(mkroot)
 cat > "$R/Main.java" <<'J'
 import java.nio.file.*;
@@ -37,9 +38,7 @@ inside() { "$C" run --root "$R" --timeout 240 --cpu 240 "$@"; }
 # The JVM reads java.io.tmpdir from its own default (/tmp), not TMPDIR.
 expect_eq "java Main.java (source launcher) with --memory 8G" "4950 hi true 3" \
 	"$(inside --memory 8G -- sh -c 'java -Djava.io.tmpdir="$TMPDIR" Main.java 2>/dev/null')"
-if command -v javac >/dev/null; then
-	expect_eq "javac, then java -Xmx512m with --memory 3G" "4950 hi true 3" \
-		"$(inside --memory 8G -- javac -d out Main.java 2>/dev/null
-		   inside --memory 3G -- sh -c 'java -Xmx512m -Djava.io.tmpdir="$TMPDIR" -cp out Main' 2>&1)"
-fi
+expect_eq "javac, then java -Xmx512m with --memory 3G" "4950 hi true 3" \
+	"$(inside --memory 8G -- javac -d out Main.java 2>/dev/null
+	   inside --memory 3G -- sh -c 'java -Xmx512m -Djava.io.tmpdir="$TMPDIR" -cp out Main' 2>&1)"
 finish

@@ -127,7 +127,13 @@ const char *corral_policy_root(const struct corral_policy *p);
  * directory (/etc, /usr, /home, /root, /var, /proc, /dev, ...):
  * "root /: refusing a root that contains system
  * directories (/etc, ...)". A path that does not resolve is left to the
- * sandbox to report. corral_sandbox_new and corral_probe refuse the same.
+ * sandbox to report. Also refuses (CORRAL_E_REFUSED, -ELOOP) a root reached
+ * through a symlink a uid other than root or the caller could have made
+ * (owned by another uid, or in a directory another uid may write, not
+ * sticky): a run can plant one in its root, and the directory it leads to
+ * would decide a later run's identity. With no root set, the current
+ * directory is judged as $PWD spells it when $PWD names it. corral_sandbox_new
+ * and corral_probe refuse the same.
  */
 int corral_policy_check_paths(const struct corral_policy *p, struct corral_error *err);
 

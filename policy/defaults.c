@@ -104,26 +104,3 @@ int corral_check_not_system(const char *what, const char *path, const char *cano
 			  strcmp(what, "root") == 0 ? "root" : "read-write path", list,
 			  more ? ", ..." : "");
 }
-
-_public_ int corral_policy_check_paths(const struct corral_policy *p, struct corral_error *err)
-{
-	_cleanup_free_ char *canon = NULL;
-	int r;
-
-	if (!p)
-		return corral_err(err, CORRAL_E_USAGE, EINVAL, "no policy");
-	canon = p->root ? realpath(p->root, NULL) : getcwd(NULL, 0);
-	if (canon) {
-		r = corral_check_not_system("root", p->root ? p->root : canon, canon, err);
-		if (r < 0)
-			return r;
-	}
-	for (size_t i = 0; i < p->fs.read_write.n; i++) {
-		_cleanup_free_ char *rw = realpath(p->fs.read_write.v[i], NULL);
-
-		r = corral_check_not_system("fs.read_write", p->fs.read_write.v[i], rw, err);
-		if (r < 0)
-			return r;
-	}
-	return 0;
-}

@@ -21,6 +21,7 @@
 
 #include "supervisor/exec/engine.h"
 #include "supervisor/exec/sandbox.h"
+#include "supervisor/local/hostpath.h"
 
 #define DEFAULT_TIMEOUT 30.0
 #define DEFAULT_OUTPUT (1024 * 1024)
@@ -298,6 +299,7 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 				struct corral_error *err)
 {
 	struct corral_sandbox *sb;
+	_cleanup_close_ int checked_fd = -1;
 	char *cwd = NULL;
 	const char *root;
 	struct stat st;
@@ -316,7 +318,15 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 	}
 	sb->provider = sb->policy->provider;
 
+	/*
+	 * A root reached through a symlink another uid could have planted is
+	 * refused before anything (the identity above all) is derived from
+	 * the directory it leads to.
+	 */
 	root = sb->policy->root;
+	r = root ? corral_root_links_check("root", root, &checked_fd, err) : corral_cwd_links_check(err);
+	if (r < 0)
+		goto fail;
 	if (!root) {
 		cwd = getcwd(NULL, 0);
 		if (!cwd) {
@@ -343,6 +353,17 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 		r = corral_err(err, errno == ENOENT || errno == ENOTDIR ? CORRAL_E_NOT_FOUND : CORRAL_E_SETUP,
 			       errno, "root %s: %s", root, corral_strerror(errno));
 		goto fail;
+	}
+	if (checked_fd >= 0) {
+		struct stat cst;
+
+		if (fstat(checked_fd, &cst) < 0 || cst.st_dev != st.st_dev || cst.st_ino != st.st_ino) {
+			r = corral_err(err, CORRAL_E_REFUSED, ELOOP,
+				       "root %s: changed while corral checked it (a symlink or directory swapped in the path); run again",
+				       root);
+			goto fail;
+		}
+		checked_fd = safe_close(checked_fd);
 	}
 
 	if (sb->provider == CORRAL_PROVIDER_DOCKER) {

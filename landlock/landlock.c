@@ -22,6 +22,7 @@
 #include "internal/util.h"
 #include "landlock/landlock.h"
 #include "landlock/uapi.h"
+#include "internal/hostpath.h"
 
 /* Read, list and execute: what fs.read_only grants. */
 #define LL_READ_EXEC (CORRAL_LL_FS_READ_FILE | CORRAL_LL_FS_READ_DIR | CORRAL_LL_FS_EXECUTE)
@@ -753,7 +754,7 @@ static int plan_paths(struct corral_ll_plan *plan, const struct corral_policy *p
 	if (!canon)
 		return corral_err(err, errno == ENOENT || errno == ENOTDIR ? CORRAL_E_NOT_FOUND : CORRAL_E_SETUP,
 				  errno, "root %s: %s", root_abs, corral_strerror(errno));
-	r = corral_check_not_system("root", root_abs, canon, err);
+	r = corral_host_check_not_system("root", root_abs, canon, err);
 	if (r < 0)
 		return r;
 	anc = calloc(p->fs.read_write.n + 1, sizeof(*anc));
@@ -799,7 +800,7 @@ static int plan_paths(struct corral_ll_plan *plan, const struct corral_policy *p
 		n_anc++;
 		/* Opened safely above: a symlink planted under the root was refused. */
 		rw_canon = realpath(path, NULL);
-		r = corral_check_not_system("fs.read_write", path, rw_canon, err);
+		r = corral_host_check_not_system("fs.read_write", path, rw_canon, err);
 		if (r < 0)
 			goto out;
 	}

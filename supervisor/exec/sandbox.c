@@ -21,7 +21,7 @@
 
 #include "supervisor/exec/engine.h"
 #include "supervisor/exec/sandbox.h"
-#include "supervisor/local/hostpath.h"
+#include "internal/hostpath.h"
 
 #define DEFAULT_TIMEOUT 30.0
 #define DEFAULT_OUTPUT (1024 * 1024)

@@ -5,6 +5,7 @@
  */
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +15,7 @@
 
 #include "internal/util.h"
 #include "policy/policy.h"
-#include "supervisor/local/hostpath.h"
+#include "internal/hostpath.h"
 
 /* As the kernel's own limit on symlinks followed in one lookup. */
 #define MAX_LINKS 40
@@ -222,16 +223,93 @@ _public_ int corral_policy_check_paths(const struct corral_policy *p, struct cor
 		return r;
 	canon = root ? realpath(root, NULL) : getcwd(NULL, 0);
 	if (canon) {
-		r = corral_check_not_system("root", root ? root : canon, canon, err);
+		r = corral_host_check_not_system("root", root ? root : canon, canon, err);
 		if (r < 0)
 			return r;
 	}
 	for (size_t i = 0; i < p->fs.read_write.n; i++) {
 		_cleanup_free_ char *rw = realpath(p->fs.read_write.v[i], NULL);
 
-		r = corral_check_not_system("fs.read_write", p->fs.read_write.v[i], rw, err);
+		r = corral_host_check_not_system("fs.read_write", p->fs.read_write.v[i], rw, err);
 		if (r < 0)
 			return r;
 	}
 	return 0;
+}
+
+/*
+ * The system directories' canonical paths, resolved once per process: a
+ * run checks its root (and every read_write path) against all of them,
+ * and the CLI and the Landlock plan both check, so resolving them each
+ * time cost some thirty readlink calls per check. They name the host's
+ * own layout, which does not move under a running corral.
+ */
+static const char **system_real;
+static pthread_once_t system_real_once = PTHREAD_ONCE_INIT;
+
+static void system_real_init(void)
+{
+	size_t n = 0;
+
+	while (corral_system_dirs[n])
+		n++;
+	system_real = calloc(n + 1, sizeof(*system_real));
+	for (size_t i = 0; system_real && i < n; i++)
+		system_real[i] = realpath(corral_system_dirs[i], NULL); /* NULL: absent here */
+}
+
+const char *const *corral_system_real(void)
+{
+	pthread_once(&system_real_once, system_real_init);
+	return (const char *const *)system_real;
+}
+
+int corral_host_check_not_system(const char *what, const char *path, const char *canon,
+				 struct corral_error *err)
+{
+	return corral_check_not_system(what, path, canon, corral_system_real(), err);
+}
+
+int corral_path_absolute(const char *name, const char *value, char **out, struct corral_error *err)
+{
+	_cleanup_free_ char *cwd = NULL;
+
+	if (!*value || value[0] == '/') {
+		*out = strdup(value);
+		return *out ? 0 : corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "%s: out of memory", name);
+	}
+	cwd = getcwd(NULL, 0);
+	if (!cwd) {
+		int e = errno;
+
+		return corral_err(err, CORRAL_E_SETUP, e, "%s: current directory: %s", name, corral_strerror(e));
+	}
+	if (asprintf(out, "%s/%s", cwd, value) < 0) {
+		*out = NULL;
+		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "%s: out of memory", name);
+	}
+	return 0;
+}
+
+/*
+ * The public overlay: the host part (a relative --root/--ro/--rw made
+ * absolute against the current directory, as the user meant it from where
+ * they typed it), then policy/'s pure corral_policy_overlay.
+ */
+_public_ int corral_policy_set(struct corral_policy *p, const char *option, const char *value,
+			       struct corral_error *err)
+{
+	_cleanup_free_ char *abs = NULL;
+	char name[64];
+	int r;
+
+	if (p && option && value && value[0] && value[0] != '/' &&
+	    (strcmp(option, "root") == 0 || strcmp(option, "ro") == 0 || strcmp(option, "rw") == 0)) {
+		snprintf(name, sizeof(name), "--%s", option);
+		r = corral_path_absolute(name, value, &abs, err);
+		if (r < 0)
+			return r;
+		value = abs;
+	}
+	return corral_policy_overlay(p, option, value, err);
 }

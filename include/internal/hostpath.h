@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The host side of the policy's paths: what policy/ (pure) leaves to the
+ * The host side of the policy's paths (supervisor/local/hostpath.c; used
+ * by landlock/ and supervisor/): what policy/ (pure) leaves to the
  * code that may look at the filesystem — the current directory, canonical
  * forms, and whether a root was reached through a symlink someone else
  * could have planted.
  */
-#ifndef CORRAL_LOCAL_HOSTPATH_H
-#define CORRAL_LOCAL_HOSTPATH_H
+#ifndef CORRAL_INTERNAL_HOSTPATH_H
+#define CORRAL_INTERNAL_HOSTPATH_H
 
 #include <stdbool.h>
 
@@ -37,15 +38,8 @@ int corral_root_links_check(const char *what, const char *path, int *reached,
 int corral_cwd_links_check(struct corral_error *err);
 
 /*
- * The current directory, or a root as the kernel resolves it (realpath),
- * with the errors a root's lookup reports ("root X: No such file ...").
- * Caller frees |*out|.
- */
-int corral_root_canonical(const char *root, char **out, struct corral_error *err);
-
-/*
  * |value| made absolute against the current directory when relative, for
- * the option |name| ("--root"); Caller frees |*out|.
+ * the option |name| ("--root"); an absolute one is copied. Caller frees |*out|.
  */
 int corral_path_absolute(const char *name, const char *value, char **out, struct corral_error *err);
 

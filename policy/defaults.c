@@ -39,24 +39,12 @@ const char *const corral_system_dirs[] = {
 	"/home", "/root", "/var", "/proc", "/sys", "/dev", "/run", "/opt", NULL,
 };
 
-/* Is |child| |parent| itself or beneath it (separator boundary)? */
-static bool path_covers(const char *parent, const char *child)
-{
-	size_t n = strlen(parent);
-
-	while (n > 0 && parent[n - 1] == '/')
-		n--;
-	if (n == 0)
-		return true; /* "/" covers everything */
-	return strncmp(child, parent, n) == 0 && (child[n] == '\0' || child[n] == '/');
-}
-
 static bool covers_dir(const char *canon, const char *const *system_real, size_t i)
 {
-	if (path_covers(canon, corral_system_dirs[i]))
+	if (corral_path_contains(canon, corral_system_dirs[i]))
 		return true;
 	/* Merged /usr: "/lib" is "/usr/lib"; a root of "/usr/lib" holds it too. */
-	return system_real && system_real[i] && path_covers(canon, system_real[i]);
+	return system_real && system_real[i] && corral_path_contains(canon, system_real[i]);
 }
 
 int corral_check_not_system(const char *what, const char *path, const char *canon,

@@ -287,36 +287,6 @@ int pv_seconds(const char *name, const char *s, double max, double *out, struct 
 	return 0;
 }
 
-char *corral_path_normalize(const char *s)
-{
-	size_t len = strlen(s);
-	char *out = malloc(len + 2), *o = out;
-	const char *c = s;
-
-	if (!out)
-		return NULL;
-	while (*c) {
-		const char *comp;
-		size_t n;
-
-		while (*c == '/')
-			c++;
-		comp = c;
-		while (*c && *c != '/')
-			c++;
-		n = (size_t)(c - comp);
-		if (n == 0 || (n == 1 && comp[0] == '.'))
-			continue;
-		*o++ = '/';
-		memcpy(o, comp, n);
-		o += n;
-	}
-	if (o == out)
-		*o++ = '/';
-	*o = 0;
-	return out;
-}
-
 int pv_path(const char *name, const char *s, char **out, struct corral_error *err)
 {
 	char pr[64];
@@ -329,7 +299,7 @@ int pv_path(const char *name, const char *s, char **out, struct corral_error *er
 				  corral_printable(s, pr, sizeof(pr)));
 	if (strlen(s) >= PATH_MAX)
 		return corral_err(err, CORRAL_E_POLICY, 0, "%s: path too long", name);
-	n = corral_path_normalize(s);
+	n = corral_path_normalised(s, 0);
 	if (!n)
 		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "%s: out of memory", name);
 	*out = n;

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "corral.h"
+#include "policy/path.h"
 
 struct corral_strv {
 	char **v; /* NULL-terminated when n > 0; may be NULL when n == 0 */

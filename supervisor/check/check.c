@@ -300,21 +300,10 @@ static void simple(struct check *c, const char *promise, const char *name, const
 
 /* -------------------------------------------------------------- the setup */
 
-static bool path_covers(const char *dir, const char *path)
-{
-	size_t n = strlen(dir);
-
-	while (n > 1 && dir[n - 1] == '/')
-		n--;
-	if (n == 1 && dir[0] == '/')
-		return true;
-	return strncmp(dir, path, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
 static bool strv_covers(const struct corral_strv *v, const char *path)
 {
 	for (size_t i = 0; i < v->n; i++)
-		if (v->v[i] && path_covers(v->v[i], path))
+		if (v->v[i] && corral_path_contains(v->v[i], path))
 			return true;
 	return false;
 }

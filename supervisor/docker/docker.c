@@ -173,15 +173,6 @@ static int add_mount(struct strv *s, const char *src, const char *dst, bool ro)
 	return strv_addf(s, "type=bind,%s,%s%s", fs, fd, ro ? ",readonly" : "");
 }
 
-static bool path_within(const char *inner, const char *outer)
-{
-	size_t l = strlen(outer);
-
-	if (strcmp(outer, "/") == 0)
-		return true;
-	return strncmp(inner, outer, l) == 0 && (inner[l] == '\0' || inner[l] == '/');
-}
-
 /*
  * Refuse to mount anything that is, or contains, a container daemon's
  * socket (docker's, the one DOCKER_HOST names, podman's), or that is in or
@@ -220,9 +211,9 @@ static int refuse_socket(const char *key, const char *path, const char *sock, st
 	for (size_t i = 0; i < ARRAY_SIZE(socks); i++) {
 		if (!socks[i])
 			continue;
-		bool hit = path_within(socks[i], path) || (have_rp && path_within(socks[i], rp));
+		bool hit = corral_path_contains(path, socks[i]) || (have_rp && corral_path_contains(rp, socks[i]));
 		if (!hit && realpath(socks[i], rs))
-			hit = path_within(rs, path) || (have_rp && path_within(rs, rp));
+			hit = corral_path_contains(path, rs) || (have_rp && corral_path_contains(rp, rs));
 		if (hit)
 			return corral_err(err, CORRAL_E_POLICY, EPERM,
 					  "%s: %s is or contains the container daemon socket %s; corral never "
@@ -233,11 +224,11 @@ static int refuse_socket(const char *key, const char *path, const char *sock, st
 
 		if (!dirs[i])
 			continue;
-		hit = path_within(dirs[i], path) || path_within(path, dirs[i]) ||
-		      (have_rp && (path_within(dirs[i], rp) || path_within(rp, dirs[i])));
+		hit = corral_path_contains(path, dirs[i]) || corral_path_contains(dirs[i], path) ||
+		      (have_rp && (corral_path_contains(rp, dirs[i]) || corral_path_contains(dirs[i], rp)));
 		if (!hit && realpath(dirs[i], rs))
-			hit = path_within(rs, path) || path_within(path, rs) ||
-			      (have_rp && (path_within(rs, rp) || path_within(rp, rs)));
+			hit = corral_path_contains(path, rs) || corral_path_contains(rs, path) ||
+			      (have_rp && (corral_path_contains(rp, rs) || corral_path_contains(rs, rp)));
 		if (hit)
 			return corral_err(err, CORRAL_E_POLICY, EPERM,
 					  "%s: %s is in or contains %s, a container daemon's state and sockets; "

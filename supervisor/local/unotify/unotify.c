@@ -684,35 +684,6 @@ static int peek(pid_t tid, uint64_t remote, void *local, size_t len)
 	return (size_t)n == len ? 0 : -EFAULT;
 }
 
-/* Lexically normalise an absolute path in place: "//", "/./", "a/.." (the kernel re-checks beneath). */
-static void normalise(char *p)
-{
-	char *out = p, *in = p;
-
-	while (*in) {
-		while (*in == '/')
-			in++;
-		if (!*in)
-			break;
-		if (in[0] == '.' && (in[1] == '/' || !in[1])) {
-			in++;
-			continue;
-		}
-		if (in[0] == '.' && in[1] == '.' && (in[2] == '/' || !in[2])) {
-			in += 2;
-			while (out > p && *--out != '/')
-				;
-			continue;
-		}
-		*out++ = '/';
-		while (*in && *in != '/')
-			*out++ = *in++;
-	}
-	if (out == p)
-		*out++ = '/';
-	*out = '\0';
-}
-
 /*
  * Resolve the pathname in |sun|/|alen| (task |tid|'s view) to an O_PATH fd
  * of a socket inode beneath an allowed base. Returns the fd, or -errno to
@@ -755,7 +726,7 @@ static int resolve_socket(struct corral_unotify *u, pid_t tid, uint64_t id,
 		memcpy(path + n, sun->sun_path, plen);
 		path[n + plen] = '\0';
 	}
-	normalise(path);
+	corral_path_normalise(path, CORRAL_PATH_DOTDOT); /* the kernel re-checks beneath */
 
 	/* The longest allowed base the path lies under: root, read_write paths, the private tmp. */
 	for (size_t i = 0; i <= u->plan->n_bases; i++) {
@@ -775,7 +746,7 @@ static int resolve_socket(struct corral_unotify *u, pid_t tid, uint64_t id,
 		bl = strlen(b);
 		if (bl == 1 && b[0] == '/')
 			bl = 0; /* root "/": everything is under it */
-		if (strncmp(path, b, bl) != 0 || (path[bl] != '/' && path[bl] != '\0'))
+		if (!corral_path_contains(b, path))
 			continue;
 		if (bl >= best || base_fd < 0) {
 			best = bl;

@@ -243,6 +243,47 @@ static bool posture_egress(const struct corral_policy *p, const struct corral_po
 	return !socket_filter;
 }
 
+/*
+ * Does an extra read-only path (one the user added to the defaults) show
+ * the host beyond the system runtime: "/", or a path that is, holds or
+ * lies in a home directory (/home, /root, the caller's $HOME) or the
+ * host's state and kernel interfaces (/proc, /sys, /dev, /run, /var,
+ * /boot, /mnt, /media, /srv)? Judged as spelled and resolved; a path
+ * that does not resolve counts as spelled. Conservative: "fs_confined"
+ * promises a command that sees the workspace, not the host.
+ */
+static bool read_only_exposes_host(const struct corral_policy *p)
+{
+	static const char *const host[] = {
+		"/home", "/root", "/proc", "/sys", "/dev", "/run", "/var", "/boot", "/mnt", "/media", "/srv",
+	};
+	_cleanup_free_ char *home = NULL;
+	const char *h = getenv("HOME");
+
+	if (h && h[0] == '/' && strcmp(h, "/") != 0)
+		home = realpath(h, NULL);
+	for (size_t i = 0; i < p->fs.read_only.n; i++) {
+		const char *ro = p->fs.read_only.v[i];
+		_cleanup_free_ char *canon = NULL;
+
+		if (corral_is_default_read_only(ro))
+			continue;
+		canon = realpath(ro, NULL);
+		for (int k = 0; k < 2; k++) {
+			const char *path = k ? canon : ro;
+
+			if (!path)
+				continue;
+			if (home && (corral_path_contains(path, home) || corral_path_contains(home, path)))
+				return true;
+			for (size_t j = 0; j < ARRAY_SIZE(host); j++)
+				if (corral_path_contains(path, host[j]) || corral_path_contains(host[j], path))
+					return true;
+		}
+	}
+	return false;
+}
+
 static int root_absolute(const char *root, char **out, struct corral_error *err)
 {
 	char *r;
@@ -296,12 +337,29 @@ _public_ int corral_probe(const struct corral_policy *p, char **json_out, struct
 		goto out;
 	}
 	p = work;
-	r = root_absolute(p->root, &root, err);
-	if (r < 0)
-		goto out;
-	r = corral_policy_check_paths(p, err);
-	if (r < 0)
-		goto out;
+	memset(&netns, 0, sizeof(netns));
+	seccomp_ok = false;
+	/*
+	 * Every reason run would refuse is the report's "refusal", never
+	 * probe's own error: it still says what the kernel can do.
+	 */
+	if (root_absolute(p->root, &root, &ierr) < 0 || corral_policy_check_paths(p, &ierr) < 0) {
+		identity_refused = true;
+		goto report;
+	}
+	{
+		json_t *t = json_string(root);
+
+		if (!t) {
+			corral_err(&ierr, CORRAL_E_POLICY, EINVAL, "root%s: not valid UTF-8",
+				   p->root ? "" : " (the current directory)");
+			free(root);
+			root = NULL;
+			identity_refused = true;
+			goto report;
+		}
+		json_decref(t);
+	}
 	if (p->provider == CORRAL_PROVIDER_DOCKER) {
 		uid_t uid = 0;
 		gid_t gid;
@@ -351,9 +409,15 @@ _public_ int corral_probe(const struct corral_policy *p, char **json_out, struct
 		goto report;
 	}
 	corral_netns_posture(work, &netns, ps);
-	r = corral_ll_plan_new(p, root, ps, &plan, err);
-	if (r < 0)
-		goto out;
+	r = corral_ll_plan_new(p, root, ps, &plan, &ierr);
+	if (r < 0) {
+		if (ierr.code == CORRAL_E_INTERNAL) {
+			*err = ierr;
+			goto out;
+		}
+		identity_refused = true;
+		goto report;
+	}
 
 	{
 		int handover, um = corral_unix_mode(p, corral_landlock_abi(), &handover, ps);
@@ -397,7 +461,8 @@ report:
 		const struct corral_promise *rd = find_promise(ps, "fs.read");
 
 		fs_confined = w && rd && w->state == CORRAL_PROMISE_ENFORCED &&
-			      rd->state == CORRAL_PROMISE_ENFORCED;
+			      rd->state == CORRAL_PROMISE_ENFORCED && !identity_refused &&
+			      !read_only_exposes_host(p);
 	}
 
 	promises = json_array();
@@ -417,7 +482,7 @@ report:
 		refusal = json_string(dropped->why);
 	else
 		refusal = json_null();
-	o = json_pack("{s:i,s:i,s:b,s:b,s:b,s:b,s:b,s:s,s:s,s:s,s:s,s:b,s:b,s:b,s:o*,s:O}",
+	o = json_pack("{s:i,s:i,s:b,s:b,s:b,s:b,s:b,s:s?,s:s,s:s,s:s,s:b,s:b,s:b,s:o*,s:O}",
 		      "landlock_abi", corral_landlock_abi(),
 		      "landlock_errata", corral_ll_errata(),
 		      "seccomp", corral_seccomp_available(),
@@ -425,7 +490,7 @@ report:
 		      "network_namespaces", corral_netns_check(&netns, netns_why, sizeof(netns_why)) == 0,
 		      "docker", probe_docker(),
 		      "running_as_root", geteuid() == 0,
-		      "root", root,
+		      "root", root ? root : p->root,
 		      "network", network_name(p->network),
 		      "compat", p->compat == CORRAL_COMPAT_BEST_EFFORT ? "best-effort" : "strict",
 		      "provider", p->provider == CORRAL_PROVIDER_DOCKER ? "docker" : "local",

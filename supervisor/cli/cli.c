@@ -334,9 +334,11 @@ int cli_parse_common(int argc, char **argv, const char *cmd, bool allow_shell,
 		}
 	}
 	free(overlays);
-	/* check runs in a scratch root of its own: the current directory is no concern of it. */
-	if (strcmp(cmd, "run") == 0 || strcmp(cmd, "probe") == 0 ||
-	    (strcmp(cmd, "check") == 0 && corral_policy_root(out->policy))) {
+	/*
+	 * check runs in a scratch root of its own: the current directory is
+	 * no concern of it. probe reports a refused root as "runnable": false.
+	 */
+	if (strcmp(cmd, "run") == 0 || (strcmp(cmd, "check") == 0 && corral_policy_root(out->policy))) {
 		/*
 		 * First, before the identity or anything else is decided, so
 		 * this is the message the user sees; the library refuses the

@@ -46,8 +46,13 @@ if is_root; then
 		sh -c "cd '$R/planted' && exec '$C' run -- id -u"
 	expect_refused "cd ROOT/planted && corral run --json" '"code": "refused"' \
 		sh -c "cd '$R/planted' && exec '$C' run --json -- id -u"
-	expect_refused "cd ROOT/planted && corral probe" "symlink $R/planted" \
-		sh -c "cd '$R/planted' && exec '$C' probe"
+	out=$(cd "$R/planted" && "$C" probe --json)
+	rc=$?
+	if [ "$rc" = 0 ] && "$PY" -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["runnable"] is False and "symlink '"$R"'/planted" in d["refusal"], d' "$out"; then
+		ok "cd ROOT/planted && corral probe: runnable false, naming the link"
+	else
+		bad "cd ROOT/planted && corral probe: rc=$rc: $out"
+	fi
 	printf '{"root": "%s"}\n' "$R/planted" >"$S/pol.json"
 	expect_refused "policy file root: ROOT/planted" "symlink $R/planted, owned by uid 65534" \
 		"$C" run --policy "$S/pol.json" -- id -u

@@ -791,7 +791,7 @@ int corral_identity_preview(const struct corral_policy *p, const char *root_abs,
 			*uid = sb->uid;
 			*gid = sb->gid;
 			for (size_t i = 0; ps && i < sb->posture.n; i++)
-				corral_posture_add(ps, sb->posture.items[i].id, sb->posture.items[i].state,
+				corral_posture_add(ps, sb->posture.items[i].which, sb->posture.items[i].state,
 						   "%s", sb->posture.items[i].why);
 		}
 	}

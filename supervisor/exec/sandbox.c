@@ -206,16 +206,16 @@ static long nproc_base(struct corral_sandbox *sb, int cancel_fd)
 void corral_processes_posture(const struct corral_policy *p, bool uid0, bool pids_cg, struct corral_posture *ps)
 {
 	if (!uid0)
-		corral_posture_add(ps, "limits.processes", CORRAL_PROMISE_ENFORCED, "%llu processes: %s",
+		corral_posture_add(ps, CORRAL_P_LIMITS_PROCESSES, CORRAL_PROMISE_ENFORCED, "%llu processes: %s",
 				   (unsigned long long)p->limits.processes,
 				   pids_cg ? "a pids cgroup per run" :
 				   "RLIMIT_NPROC, relative to the uid's current task count");
 	else if (pids_cg)
-		corral_posture_add(ps, "limits.processes", CORRAL_PROMISE_ENFORCED,
+		corral_posture_add(ps, CORRAL_P_LIMITS_PROCESSES, CORRAL_PROMISE_ENFORCED,
 				   "%llu processes: pids cgroup (uid 0 is exempt from RLIMIT_NPROC)",
 				   (unsigned long long)p->limits.processes);
 	else
-		corral_posture_add(ps, "limits.processes", CORRAL_PROMISE_DROPPED,
+		corral_posture_add(ps, CORRAL_P_LIMITS_PROCESSES, CORRAL_PROMISE_DROPPED,
 				   "the command runs as uid 0, which RLIMIT_NPROC does not bound, and no pids "
 				   "cgroup can be created here");
 }
@@ -232,11 +232,11 @@ void corral_memory_posture(const struct corral_policy *p, bool mem_cg, struct co
 	else
 		snprintf(size, sizeof(size), "%llu bytes", m);
 	if (mem_cg)
-		corral_posture_add(ps, "limits.memory", CORRAL_PROMISE_ENFORCED,
+		corral_posture_add(ps, CORRAL_P_LIMITS_MEMORY, CORRAL_PROMISE_ENFORCED,
 				   "%s: a memory cgroup per run (the whole tree, tmpfs and memfd pages included), "
 				   "and RLIMIT_AS per process", size);
 	else
-		corral_posture_add(ps, "limits.memory", CORRAL_PROMISE_ENFORCED,
+		corral_posture_add(ps, CORRAL_P_LIMITS_MEMORY, CORRAL_PROMISE_ENFORCED,
 				   "%s of address space per process (RLIMIT_AS); with no memory cgroup here, nothing "
 				   "bounds the tree as a whole, nor shared memory kept outside an address space (memfd, "
 				   "tmpfs files): the private tmp goes on disk for that: docs/threat-model.md", size);
@@ -248,7 +248,7 @@ static void add_supervisor_promises(struct corral_sandbox *sb)
 	bool pids_cg = sb->use_cgroups && (sb->cg.dir[CORRAL_CG_PIDS] || sb->cg.v2_pids);
 	bool mem_cg = sb->use_cgroups && (sb->cg.dir[CORRAL_CG_MEMORY] || sb->cg.v2_memory);
 
-	corral_posture_add(&sb->posture, "priv.no_new_privs", CORRAL_PROMISE_ENFORCED,
+	corral_posture_add(&sb->posture, CORRAL_P_PRIV_NO_NEW_PRIVS, CORRAL_PROMISE_ENFORCED,
 			   "no_new_privs: setuid and file capabilities cannot raise privilege");
 	corral_processes_posture(sb->policy, uid0, pids_cg, &sb->posture);
 	corral_memory_posture(sb->policy, mem_cg, &sb->posture);

@@ -188,19 +188,19 @@ void corral_netns_posture(struct corral_policy *p, struct corral_netns_plan *pla
 
 	memset(plan, 0, sizeof(*plan));
 	if (p->network != CORRAL_NET_LOOPBACK) {
-		corral_posture_add(ps, "net.loopback_namespace", CORRAL_PROMISE_NA,
+		corral_posture_add(ps, CORRAL_P_NET_LOOPBACK_NAMESPACE, CORRAL_PROMISE_NA,
 				   "network \"%s\": no private network namespace asked for",
 				   p->network == CORRAL_NET_HOST ? "host" : "none");
 		return;
 	}
 	if (corral_netns_check(plan, why, sizeof(why)) == 0) {
-		corral_posture_add(ps, "net.loopback_namespace", CORRAL_PROMISE_ENFORCED,
+		corral_posture_add(ps, CORRAL_P_NET_LOOPBACK_NAMESPACE, CORRAL_PROMISE_ENFORCED,
 				   "a private network namespace with only lo up (%s)",
 				   plan->mode == CORRAL_NETNS_DIRECT ? "as root, directly" :
 				   "through a user namespace mapping the caller's uid and gid to themselves");
 		return;
 	}
-	corral_posture_add(ps, "net.loopback_namespace", CORRAL_PROMISE_DROPPED,
+	corral_posture_add(ps, CORRAL_P_NET_LOOPBACK_NAMESPACE, CORRAL_PROMISE_DROPPED,
 			   "network \"loopback\" needs a network namespace: %s%s", why,
 			   p->compat == CORRAL_COMPAT_BEST_EFFORT ? "; falling back to network \"none\"" : "");
 	/* best-effort: "none" is the stricter neighbour, never "host". */

@@ -85,14 +85,14 @@ int corral_unix_mode(const struct corral_policy *p, int landlock_abi, int *hando
 
 	*handover_fd = -1;
 	if (p->network == CORRAL_NET_HOST) {
-		corral_posture_add(ps, "net.unix_mediated", CORRAL_PROMISE_NA,
+		corral_posture_add(ps, CORRAL_P_NET_UNIX_MEDIATED, CORRAL_PROMISE_NA,
 				   "network \"host\": Unix sockets are not confined");
 		return CORRAL_UNIX_OPEN;
 	}
 	if (force && strcmp(force, "0") == 0) {
 		snprintf(why, sizeof(why), "CORRAL_TEST_UNIX_MEDIATION=0");
 	} else if (landlock_abi >= 9) {
-		corral_posture_add(ps, "net.unix_mediated", CORRAL_PROMISE_ENFORCED,
+		corral_posture_add(ps, CORRAL_P_NET_UNIX_MEDIATED, CORRAL_PROMISE_ENFORCED,
 				   "pathname Unix sockets reachable only under the root and read_write paths: "
 				   "Landlock ABI 9 (RESOLVE_UNIX); abstract ones scoped");
 		return CORRAL_UNIX_LANDLOCK;
@@ -106,7 +106,7 @@ int corral_unix_mode(const struct corral_policy *p, int landlock_abi, int *hando
 			 "hard RLIMIT_NOFILE (%llu)", (unsigned long long)p->limits.open_files,
 			 (unsigned long long)own.rlim_max);
 	} else if (corral_unotify_available(why, sizeof(why))) {
-		corral_posture_add(ps, "net.unix_mediated", CORRAL_PROMISE_ENFORCED,
+		corral_posture_add(ps, CORRAL_P_NET_UNIX_MEDIATED, CORRAL_PROMISE_ENFORCED,
 				   "connect/sendto/sendmsg of Unix sockets checked by the supervisor "
 				   "(seccomp user notification): only socket files under the root, the "
 				   "private tmp and read_write paths; abstract addresses refused");
@@ -118,7 +118,7 @@ int corral_unix_mode(const struct corral_policy *p, int landlock_abi, int *hando
 		*handover_fd = p->limits.open_files < 3 ? 3 : (int)p->limits.open_files;
 		return CORRAL_UNIX_MEDIATED;
 	}
-	corral_posture_add(ps, "net.unix_refused", CORRAL_PROMISE_ENFORCED,
+	corral_posture_add(ps, CORRAL_P_NET_UNIX_REFUSED, CORRAL_PROMISE_ENFORCED,
 			   "socket(AF_UNIX) refused (socketpair works): Unix-socket mediation needs "
 			   "Landlock ABI 9, or seccomp user notification + pidfd_getfd + openat2 (Linux "
 			   "5.6): %s", why);

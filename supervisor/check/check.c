@@ -1069,6 +1069,72 @@ static int derived_sandbox(struct check *c, const char *option, const char *valu
 	return r;
 }
 
+/*
+ * A link the command planted in its root, named as a later run's root,
+ * would confine that run to the link's target and, as root, run it as
+ * the target's owner: corral_sandbox_new must refuse it. As root the
+ * command (another uid) plants it in the root; unprivileged its links are
+ * the caller's own, so it plants one in a directory of the root any uid
+ * may write (the other half of the rule). Control: the same target through
+ * a link check itself made in its own scratch directory is accepted.
+ */
+static void root_link_canaries(struct check *c)
+{
+	struct corral_result res = {};
+	struct corral_error err = {};
+	struct corral_sandbox *sb = NULL;
+	char planted[256], own[256], dir[200], *line;
+	bool as_root = geteuid() == 0;
+	int r;
+
+	if (c->uid == 0) {
+		record(c, CORRAL_P_PRIV_NONE, "planted-root", R_NA,
+		       "the command runs as root (--user root): a link it plants is root's, which corral cannot tell from the host's own");
+		return;
+	}
+	snprintf(dir, sizeof(dir), "%s%s", c->root, as_root ? "" : "/open");
+	if (!as_root && ((mkdir(dir, 0777) < 0 && errno != EEXIST) || chmod(dir, 0777) < 0)) {
+		record(c, CORRAL_P_PRIV_NONE, "planted-root", R_INCONCLUSIVE, "control failed: mkdir %s: %s", dir,
+		       corral_strerror(errno));
+		return;
+	}
+	snprintf(planted, sizeof(planted), "%s/planted-root", dir);
+	snprintf(own, sizeof(own), "%s/own-link", c->scratch);
+	r = exec_canary(c, c->sb, (const char *[]){ "plant-link", c->outside, as_root ? "." : "open", NULL },
+			CANARY_TIMEOUT, 0, &res, &err);
+	line = r == 0 ? first_line(&res) : NULL;
+	if (!line || strncmp(line, CANARY_HELD " ", strlen(CANARY_HELD) + 1) != 0) {
+		record(c, CORRAL_P_PRIV_NONE, "planted-root", R_INCONCLUSIVE, "control failed: the canary planted no link (%s)",
+		       r < 0 ? err.message : line ? line : "no output");
+		corral_result_clear(&res);
+		return;
+	}
+	corral_result_clear(&res);
+	unlink(own);
+	if (symlink(c->outside, own) < 0 || derived_sandbox(c, "root", own, &sb, &err) < 0) {
+		record(c, CORRAL_P_PRIV_NONE, "planted-root", R_INCONCLUSIVE,
+		       "control failed: a root reached through check's own link: %s", err.message[0] ? err.message : corral_strerror(errno));
+		corral_sandbox_free(sb);
+		unlink(own);
+		return;
+	}
+	corral_sandbox_free(sb);
+	sb = NULL;
+	unlink(own);
+	memset(&err, 0, sizeof(err));
+	r = derived_sandbox(c, "root", planted, &sb, &err);
+	if (r == 0)
+		record(c, CORRAL_P_PRIV_NONE, "planted-root", R_BROKEN,
+		       "a root reached through the link %s the command planted was accepted (running as uid %u)", planted,
+		       (unsigned)sb->uid);
+	else if (err.code == CORRAL_E_REFUSED)
+		record(c, CORRAL_P_PRIV_NONE, "planted-root", R_HELD, "refused: %s", err.message);
+	else
+		record(c, CORRAL_P_PRIV_NONE, "planted-root", R_INCONCLUSIVE, "refused for another reason: %s", err.message);
+	corral_sandbox_free(sb);
+	unlink(planted);
+}
+
 static void limit_canaries(struct check *c)
 {
 	const struct corral_policy *p = c->pol;
@@ -1442,6 +1508,7 @@ _public_ int corral_check(const struct corral_policy *p, char **json_out, bool *
 	tty_canaries(&c);
 	leak_canaries(&c);
 	priv_canaries(&c);
+	root_link_canaries(&c);
 	lifetime_canaries(&c);
 	limit_canaries(&c);
 

@@ -12,12 +12,9 @@
 #include <stdint.h>
 
 #include "corral.h"
+#include "internal/strv.h"
 #include "policy/path.h"
 
-struct corral_strv {
-	char **v; /* NULL-terminated when n > 0; may be NULL when n == 0 */
-	size_t n;
-};
 
 struct corral_kv {
 	char *name;

@@ -61,7 +61,7 @@ static int set_env(struct corral_policy *p, const char *name, const char *value,
 			return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "%s: out of memory", name);
 		strv_remove(&p->env.pass, var);
 	} else {
-		if (!strv_contains(&p->env.pass, var) && strv_append(&p->env.pass, var) < 0)
+		if (!strv_contains(&p->env.pass, var) && strv_add(&p->env.pass, var) < 0)
 			return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "%s: out of memory", name);
 		env_set_remove(p, var);
 	}
@@ -96,7 +96,7 @@ int corral_policy_overlay(struct corral_policy *p, const char *option, const cha
 			return 0;
 		}
 		l = strcmp(option, "ro") == 0 ? &p->fs.read_only : &p->fs.read_write;
-		if (!strv_contains(l, path) && strv_append(l, path) < 0)
+		if (!strv_contains(l, path) && strv_add(l, path) < 0)
 			return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "%s: out of memory", name);
 		return 0;
 	}

@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "internal/fileio.h"
 #include "internal/procstat.h"
 #include "policy/policy.h"
 #include "supervisor/check/canary.h"
@@ -363,15 +364,14 @@ static void rm_rf_at(int dfd, const char *name)
 	unlinkat(dfd, name, AT_REMOVEDIR);
 }
 
+/* A new file of check's scratch (never through a link), given to the sandbox's uid when |chown_it|. */
 static int write_file(const char *path, const char *text, uid_t uid, gid_t gid, bool chown_it)
 {
-	_cleanup_close_ int fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int r = corral_write_file_at(AT_FDCWD, path, text, O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
 
-	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text))
-		return -errno;
-	if (chown_it && fchown(fd, uid, gid) < 0)
-		return -errno;
-	return 0;
+	if (r == 0 && chown_it && lchown(path, uid, gid) < 0)
+		r = -errno;
+	return r;
 }
 
 /*

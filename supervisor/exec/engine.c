@@ -38,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "internal/clock.h"
 #include "internal/syscalls.h"
 #include "supervisor/exec/engine.h"
 #include "supervisor/exec/result.h"
@@ -192,14 +193,6 @@ static void *child_stack(void)
 		return MAP_FAILED;
 	}
 	return p;
-}
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 static int read_small(const char *path, char *buf, size_t len)
@@ -1057,7 +1050,7 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 		if (strncmp(*e, "PATH=", 5) == 0)
 			child.path = *e + 5;
 
-	t0 = now_ms();
+	t0 = corral_now_ms();
 	deadline = t0 + opts->timeout * 1e3;
 	last_reap = t0; /* nothing of this run can be an orphan yet */
 
@@ -1151,7 +1144,7 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 				stream_finish(&out, &res->stdout_buf, &res->stdout_len, &res->stdout_truncated);
 				stream_finish(&errs, &res->stderr_buf, &res->stderr_len, &res->stderr_truncated);
 			}
-			res->wall_ms = now_ms() - t0;
+			res->wall_ms = corral_now_ms() - t0;
 			res->cpu_ms = tally.cpu_ms;
 			res->max_rss_kb = tally.max_rss_kb;
 			r = 0;
@@ -1179,7 +1172,7 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 	for (;;) {
 		struct pollfd pf[5 + CORRAL_UNOTIFY_MAX_POLLFDS];
 		int np = 0, ipid = -1, iout = -1, ierr = -1, iin = -1, icancel = -1, iun = -1, nun = 0;
-		double now = now_ms(), left = deadline - now;
+		double now = corral_now_ms(), left = deadline - now;
 		struct timespec ts;
 		bool exited = false;
 
@@ -1388,7 +1381,7 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 		stream_finish(&out, &res->stdout_buf, &res->stdout_len, &res->stdout_truncated);
 		stream_finish(&errs, &res->stderr_buf, &res->stderr_len, &res->stderr_truncated);
 	}
-	res->wall_ms = now_ms() - t0;
+	res->wall_ms = corral_now_ms() - t0;
 	res->cpu_ms = tally.cpu_ms;
 	res->max_rss_kb = tally.max_rss_kb;
 

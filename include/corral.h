@@ -321,6 +321,14 @@ char *corral_result_json(const struct corral_result *res);
  */
 int corral_result_json_fprint(const struct corral_result *res, FILE *f);
 
+/*
+ * When the command could not be executed (res->exec_errno set): the line
+ * the CLI prints and the JSON's stderr carries, "corral: NAME: command not
+ * found\n" or what it is about the interpreter or loader, into |buf|.
+ * |name| is the command as the user gave it. Returns snprintf's count.
+ */
+int corral_result_exec_error(const struct corral_result *res, const char *name, char *buf, size_t len);
+
 /* ---------------------------------------------------------------- resolver */
 
 enum corral_resolve_flags {
@@ -413,6 +421,24 @@ int corral_check(const struct corral_policy *p, char **json_out, bool *all_held,
  * on stdout; returns the exit status.
  */
 int corral_canary_main(int argc, char **argv);
+
+/* ---------------------------------------------------------------- helpers */
+
+/*
+ * Words for the errno value |e| ("No such file or directory"), the same
+ * with every C library (corral's own table, as its messages use). The
+ * string is static, or thread-local for an unknown value.
+ */
+const char *corral_strerror(int e);
+
+/*
+ * Start counting |uid|'s tasks now, in a thread, for the first sandbox
+ * built later in this process that needs the count (limits.processes
+ * through RLIMIT_NPROC, i.e. without a pids cgroup: unprivileged). Once
+ * per process; an unclaimed count is never read. Optional: it only moves
+ * a /proc walk off the run's critical path.
+ */
+void corral_nproc_prefetch(uid_t uid);
 
 #ifdef __cplusplus
 }

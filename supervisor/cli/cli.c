@@ -13,7 +13,6 @@
 
 #include "internal/utf8.h"
 #include "supervisor/cli/cli.h"
-#include "supervisor/exec/sandbox.h"
 
 static const char usage_main[] =
 	"Usage: corral COMMAND [OPTIONS]\n"

@@ -6,7 +6,6 @@
 #include <stdbool.h>
 
 #include "corral.h"
-#include "internal/errtext.h"
 
 #define CLI_EXIT_TIMEOUT 124
 #define CLI_EXIT_ERROR 125

@@ -6,6 +6,7 @@
 
 #include "internal/utf8.h"
 #include "internal/util.h"
+#include "supervisor/exec/result.h"
 
 _public_ void corral_result_clear(struct corral_result *res)
 {
@@ -266,4 +267,9 @@ static void build_json(struct sbuf *b_, const struct corral_result *res)
 		sb_json_cstr(b, res->warnings[i]);
 	}
 	sb_puts(b, "]}");
+}
+
+_public_ int corral_result_exec_error(const struct corral_result *res, const char *name, char *buf, size_t len)
+{
+	return corral_exec_error_line(res, name, buf, len);
 }

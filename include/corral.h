@@ -68,6 +68,13 @@ struct corral_error {
 /* Short stable name of an error code ("policy", "unenforceable", ...). */
 const char *corral_error_code_name(int code);
 
+/*
+ * The JSON error object of DESIGN.md, {"error": {"code": "policy",
+ * "message": "..."}} (no trailing newline), for |code| and |message| (any
+ * bytes: invalid UTF-8 becomes U+FFFD). Caller frees. NULL on ENOMEM.
+ */
+char *corral_error_json(int code, const char *message);
+
 /* ---------------------------------------------------------------- policy */
 
 struct corral_policy;

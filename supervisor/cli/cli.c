@@ -11,7 +11,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal/utf8.h"
 #include "supervisor/cli/cli.h"
 
 static const char usage_main[] =
@@ -54,33 +53,6 @@ static const char usage_options[] =
 	"                         cannot enforce part of the policy (default: strict)\n"
 	"  --json                 machine-readable output\n";
 
-/*
- * |in| with what is not valid UTF-8 replaced by U+FFFD (one per maximal
- * subpart, as in results): JSON text must be UTF-8 (jansson refuses
- * anything else), and messages quote paths and arguments, which may hold
- * any bytes.
- */
-static void utf8_repair(const char *in, char *out, size_t size)
-{
-	const unsigned char *s = (const unsigned char *)in;
-	size_t o = 0, avail = strlen(in);
-
-	while (avail) {
-		size_t bad;
-		int n = corral_utf8_seq(s, avail, &bad);
-		const char *src = n > 0 ? (const char *)s : "\xEF\xBF\xBD";
-		size_t len = n > 0 ? (size_t)n : 3, step = n > 0 ? (size_t)n : bad;
-
-		if (o + len >= size)
-			break;
-		memcpy(out + o, src, len);
-		o += len;
-		s += step;
-		avail -= step;
-	}
-	out[o] = '\0';
-}
-
 int cli_fail(bool json, int code, const char *fmt, ...)
 {
 	char msg[1024];
@@ -91,19 +63,13 @@ int cli_fail(bool json, int code, const char *fmt, ...)
 	va_end(ap);
 
 	if (json) {
-		char text[3 * sizeof(msg)];
-		json_t *o;
+		char *s = corral_error_json(code, msg);
 
-		utf8_repair(msg, text, sizeof(text));
-		o = json_pack("{s:{s:s,s:s}}", "error", "code", corral_error_code_name(code),
-			      "message", text);
-		char *s = o ? json_dumps(o, 0) : NULL;
 		if (s)
 			printf("%s\n", s);
 		else
 			printf("{\"error\": {\"code\": \"internal\", \"message\": \"out of memory\"}}\n");
 		free(s);
-		json_decref(o);
 		fflush(stdout);
 	} else {
 		fprintf(stderr, "corral: %s\n", msg);

@@ -100,7 +100,9 @@ int corral_policy_load_string(const char *json, struct corral_policy **out,
  * "file-size", "open-files", "max-output", "env", "user", "provider",
  * "image", "compat". "ro", "rw" and "env" append; the rest replace.
  * Relative "root", "ro" and "rw" values are made absolute against the
- * current directory (getcwd); every path is normalised lexically. "env"
+ * current directory (as $PWD spells it when $PWD names it, so a symlink
+ * the user came through stays visible to the root's check; else getcwd);
+ * every path is normalised lexically. "env"
  * takes NAME (pass from the host) or NAME=VALUE (set); the later one for a
  * name wins. Returns -EINVAL with a message naming the option ("--memory:
  * bad size '12Q' ...") on a bad value, leaving |p| unchanged.

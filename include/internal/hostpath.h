@@ -38,7 +38,8 @@ int corral_root_links_check(const char *what, const char *path, int *reached,
 int corral_cwd_links_check(struct corral_error *err);
 
 /*
- * |value| made absolute against the current directory when relative, for
+ * |value| made absolute against the current directory when relative (as
+ * $PWD spells it where $PWD names it, else getcwd), for
  * the option |name| ("--root"); an absolute one is copied. Caller frees |*out|.
  */
 int corral_path_absolute(const char *name, const char *value, char **out, struct corral_error *err);

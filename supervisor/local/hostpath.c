@@ -196,14 +196,14 @@ int corral_root_links_check(const char *what, const char *path, int *reached, st
 	return r;
 }
 
+static const char *pwd_of_cwd(void);
+
 int corral_cwd_links_check(struct corral_error *err)
 {
-	const char *pwd = getenv("PWD");
-	struct stat a, b;
+	const char *pwd = pwd_of_cwd();
 	int fd, r;
 
-	if (!pwd || pwd[0] != '/' || stat(pwd, &a) < 0 || stat(".", &b) < 0 || a.st_dev != b.st_dev ||
-	    a.st_ino != b.st_ino)
+	if (!pwd)
 		return 0; /* no spelling of the current directory to judge */
 	r = walk("root (the current directory, $PWD)", pwd, true, &fd, err);
 	safe_close(fd);
@@ -270,15 +270,36 @@ int corral_host_check_not_system(const char *what, const char *path, const char 
 	return corral_check_not_system(what, path, canon, corral_system_real(), err);
 }
 
+/* $PWD when it names the current directory (the spelling the user's shell reached it by), else NULL. */
+static const char *pwd_of_cwd(void)
+{
+	const char *pwd = getenv("PWD");
+	struct stat a, b;
+
+	if (!pwd || pwd[0] != '/' || stat(pwd, &a) < 0 || stat(".", &b) < 0 || a.st_dev != b.st_dev ||
+	    a.st_ino != b.st_ino)
+		return NULL;
+	return pwd;
+}
+
 int corral_path_absolute(const char *name, const char *value, char **out, struct corral_error *err)
 {
 	_cleanup_free_ char *cwd = NULL;
+	const char *pwd;
 
 	if (!*value || value[0] == '/') {
 		*out = strdup(value);
 		return *out ? 0 : corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "%s: out of memory", name);
 	}
-	cwd = getcwd(NULL, 0);
+	/*
+	 * Joined to $PWD where it names the current directory: the same
+	 * directory, spelled as the user reached it, so a symlink on the way
+	 * stays visible to the root's check ("cd ROOT/planted && corral run
+	 * --root ." is judged like "--root ROOT/planted"). ".." then still
+	 * means the physical parent: the kernel resolves the joined path.
+	 */
+	pwd = pwd_of_cwd();
+	cwd = pwd ? strdup(pwd) : getcwd(NULL, 0);
 	if (!cwd) {
 		int e = errno;
 

@@ -44,6 +44,8 @@ if is_root; then
 	expect_refused "cd ROOT/planted && corral run (root = current directory)" \
 		"current directory, \$PWD) $R/planted: reached through the symlink $R/planted, owned by uid 65534" \
 		sh -c "cd '$R/planted' && exec '$C' run -- id -u"
+	expect_refused "cd ROOT/planted && corral run --root . (a relative root)" "symlink $R/planted, owned by uid 65534" \
+		sh -c "cd '$R/planted' && exec '$C' run --root . -- id -u"
 	expect_refused "cd ROOT/planted && corral run --json" '"code": "refused"' \
 		sh -c "cd '$R/planted' && exec '$C' run --json -- id -u"
 	out=$(cd "$R/planted" && "$C" probe --json)
@@ -67,6 +69,7 @@ if is_root; then
 	ln -s "$R" "$S/mine"
 	expect_out "control: --root MYLINK -> ROOT (root's link)" 65534 "$C" run --root "$S/mine" -- id -u
 	expect_out "control: cd MYLINK && corral run" 65534 sh -c "cd '$S/mine' && exec '$C' run -- id -u"
+	expect_out "control: cd MYLINK && corral run --root ." 65534 sh -c "cd '$S/mine' && exec '$C' run --root . -- id -u"
 	expect_out "control: cd -P ROOT/planted (the user chose alice's directory)" 4242 \
 		sh -c "cd -P '$R/planted' && exec '$C' run -- id -u"
 else

@@ -289,7 +289,7 @@ static bool under_sys(const char *path, bool canonical)
 
 		if (!p)
 			return i == 1; /* unresolvable: assume the worst */
-		if (strncmp(p, "/sys", 4) == 0 && (p[4] == '/' || p[4] == '\0'))
+		if (corral_path_contains("/sys", p))
 			return true;
 	}
 	return false;

@@ -70,6 +70,13 @@ struct corral_error {
 /* Short stable name of an error code ("policy", "unenforceable", ...). */
 const char *corral_error_code_name(int code);
 
+/*
+ * The JSON error object of DESIGN.md, {"error": {"code": "policy",
+ * "message": "..."}} (no trailing newline), for |code| and |message| (any
+ * bytes: invalid UTF-8 becomes U+FFFD). Caller frees. NULL on ENOMEM.
+ */
+char *corral_error_json(int code, const char *message);
+
 /* ---------------------------------------------------------------- policy */
 
 struct corral_policy;
@@ -95,7 +102,9 @@ int corral_policy_load_string(const char *json, struct corral_policy **out,
  * "file-size", "open-files", "max-output", "env", "user", "provider",
  * "image", "compat". "ro", "rw" and "env" append; the rest replace.
  * Relative "root", "ro" and "rw" values are made absolute against the
- * current directory (getcwd); every path is normalised lexically. "env"
+ * current directory (as $PWD spells it when $PWD names it, so a symlink
+ * the user came through stays visible to the root's check; else getcwd);
+ * every path is normalised lexically. "env"
  * takes NAME (pass from the host) or NAME=VALUE (set); the later one for a
  * name wins. Returns -EINVAL with a message naming the option ("--memory:
  * bad size '12Q' ...") on a bad value, leaving |p| unchanged.
@@ -129,7 +138,13 @@ const char *corral_policy_root(const struct corral_policy *p);
  * directory (/etc, /usr, /home, /root, /var, /proc, /dev, ...):
  * "root /: refusing a root that contains system
  * directories (/etc, ...)". A path that does not resolve is left to the
- * sandbox to report. corral_sandbox_new and corral_probe refuse the same.
+ * sandbox to report. Also refuses (CORRAL_E_REFUSED, -ELOOP) a root reached
+ * through a symlink a uid other than root or the caller could have made
+ * (owned by another uid, or in a directory another uid may write, not
+ * sticky): a run can plant one in its root, and the directory it leads to
+ * would decide a later run's identity. With no root set, the current
+ * directory is judged as $PWD spells it when $PWD names it. corral_sandbox_new
+ * and corral_probe refuse the same.
  */
 int corral_policy_check_paths(const struct corral_policy *p, struct corral_error *err);
 
@@ -363,6 +378,14 @@ char *corral_result_json(const struct corral_result *res);
  */
 int corral_result_json_fprint(const struct corral_result *res, FILE *f);
 
+/*
+ * When the command could not be executed (res->exec_errno set): the line
+ * the CLI prints and the JSON's stderr carries, "corral: NAME: command not
+ * found\n" or what it is about the interpreter or loader, into |buf|.
+ * |name| is the command as the user gave it. Returns snprintf's count.
+ */
+int corral_result_exec_error(const struct corral_result *res, const char *name, char *buf, size_t len);
+
 /* ---------------------------------------------------------------- resolver */
 
 enum corral_resolve_flags {
@@ -455,6 +478,24 @@ int corral_check(const struct corral_policy *p, char **json_out, bool *all_held,
  * on stdout; returns the exit status.
  */
 int corral_canary_main(int argc, char **argv);
+
+/* ---------------------------------------------------------------- helpers */
+
+/*
+ * Words for the errno value |e| ("No such file or directory"), the same
+ * with every C library (corral's own table, as its messages use). The
+ * string is static, or thread-local for an unknown value.
+ */
+const char *corral_strerror(int e);
+
+/*
+ * Start counting |uid|'s tasks now, in a thread, for the first sandbox
+ * built later in this process that needs the count (limits.processes
+ * through RLIMIT_NPROC, i.e. without a pids cgroup: unprivileged). Once
+ * per process; an unclaimed count is never read. Optional: it only moves
+ * a /proc walk off the run's critical path.
+ */
+void corral_nproc_prefetch(uid_t uid);
 
 #ifdef __cplusplus
 }

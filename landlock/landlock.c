@@ -22,6 +22,7 @@
 #include "internal/util.h"
 #include "landlock/landlock.h"
 #include "landlock/uapi.h"
+#include "internal/hostpath.h"
 
 /* Read, list and execute: what fs.read_only grants. */
 #define LL_READ_EXEC (CORRAL_LL_FS_READ_FILE | CORRAL_LL_FS_READ_DIR | CORRAL_LL_FS_EXECUTE)
@@ -685,20 +686,20 @@ enum {
 	P_NET_NONE = 1, /* only asked for under network "none" */
 };
 static const struct ll_promise {
-	const char *id;
+	enum corral_promise_id which;
 	const char *what;
 	int abi;
 	int when;
 } ll_promises[] = {
-	{ "fs.write", "writes outside the root and fs.read_write", 1, P_ANY_NET },
-	{ "fs.read", "reads outside the root, fs.read_write and fs.read_only", 1, P_ANY_NET },
-	{ "fs.refer", "link or rename out of the root", 1, P_ANY_NET },
-	{ "scope.ptrace", "ptrace and /proc/PID of processes outside the sandbox", 1, P_ANY_NET },
-	{ "fs.truncate", "truncate outside the root", 3, P_ANY_NET },
-	{ "net.tcp_landlock", "TCP bind and connect (Landlock, beside seccomp)", 4, P_NET_NONE },
-	{ "fs.ioctl_dev", "device ioctls outside /dev/tty, /dev/ptmx and the command's own terminal", 5, P_ANY_NET },
-	{ "scope.signal", "signals to processes outside the sandbox", 6, P_ANY_NET },
-	{ "scope.abstract_unix", "abstract Unix sockets outside the sandbox", 6, P_ANY_NET },
+	{ CORRAL_P_FS_WRITE, "writes outside the root and fs.read_write", 1, P_ANY_NET },
+	{ CORRAL_P_FS_READ, "reads outside the root, fs.read_write and fs.read_only", 1, P_ANY_NET },
+	{ CORRAL_P_FS_REFER, "link or rename out of the root", 1, P_ANY_NET },
+	{ CORRAL_P_SCOPE_PTRACE, "ptrace and /proc/PID of processes outside the sandbox", 1, P_ANY_NET },
+	{ CORRAL_P_FS_TRUNCATE, "truncate outside the root", 3, P_ANY_NET },
+	{ CORRAL_P_NET_TCP_LANDLOCK, "TCP bind and connect (Landlock, beside seccomp)", 4, P_NET_NONE },
+	{ CORRAL_P_FS_IOCTL_DEV, "device ioctls outside /dev/tty, /dev/ptmx and the command's own terminal", 5, P_ANY_NET },
+	{ CORRAL_P_SCOPE_SIGNAL, "signals to processes outside the sandbox", 6, P_ANY_NET },
+	{ CORRAL_P_SCOPE_ABSTRACT_UNIX, "abstract Unix sockets outside the sandbox", 6, P_ANY_NET },
 };
 
 static void plan_promises(const struct corral_policy *p, int abi, struct corral_posture *ps)
@@ -707,15 +708,15 @@ static void plan_promises(const struct corral_policy *p, int abi, struct corral_
 		const struct ll_promise *pr = &ll_promises[i];
 
 		if (pr->when == P_NET_NONE && p->network != CORRAL_NET_NONE)
-			corral_posture_add(ps, pr->id, CORRAL_PROMISE_NA, "%s: not asked for under network %s",
+			corral_posture_add(ps, pr->which, CORRAL_PROMISE_NA, "%s: not asked for under network %s",
 					   pr->what, p->network == CORRAL_NET_HOST ? "host" : "loopback");
 		else if (abi >= pr->abi)
-			corral_posture_add(ps, pr->id, CORRAL_PROMISE_ENFORCED, "%s: denied by Landlock",
+			corral_posture_add(ps, pr->which, CORRAL_PROMISE_ENFORCED, "%s: denied by Landlock",
 					   pr->what);
 		else
-			corral_posture_add(ps, pr->id, CORRAL_PROMISE_DROPPED,
+			corral_posture_add(ps, pr->which, CORRAL_PROMISE_DROPPED,
 					   "%s (%s): needs Landlock ABI %d, kernel has %d%s", pr->what,
-					   pr->id, pr->abi, abi,
+					   corral_promises[pr->which].id, pr->abi, abi,
 					   abi == 0 ? " (Landlock absent or disabled)" : "");
 	}
 	/*
@@ -724,14 +725,14 @@ static void plan_promises(const struct corral_policy *p, int abi, struct corral_
 	 * under network "none", so this is not a promise Landlock must keep.
 	 */
 	if (abi >= 9)
-		corral_posture_add(ps, "fs.resolve_unix", CORRAL_PROMISE_ENFORCED,
+		corral_posture_add(ps, CORRAL_P_FS_RESOLVE_UNIX, CORRAL_PROMISE_ENFORCED,
 				   "connect to pathname Unix sockets outside the allowed paths: denied by Landlock");
 	else if (p->network == CORRAL_NET_HOST)
-		corral_posture_add(ps, "fs.resolve_unix", CORRAL_PROMISE_NA,
+		corral_posture_add(ps, CORRAL_P_FS_RESOLVE_UNIX, CORRAL_PROMISE_NA,
 				   "connect to pathname Unix sockets outside the allowed paths: needs Landlock ABI 9, kernel has %d; not confined under network \"host\"",
 				   abi);
 	else
-		corral_posture_add(ps, "fs.resolve_unix", CORRAL_PROMISE_NA,
+		corral_posture_add(ps, CORRAL_P_FS_RESOLVE_UNIX, CORRAL_PROMISE_NA,
 				   "connect to pathname Unix sockets outside the allowed paths: needs Landlock ABI 9, kernel has %d; left to the supervisor's mediation or seccomp",
 				   abi);
 }
@@ -753,7 +754,7 @@ static int plan_paths(struct corral_ll_plan *plan, const struct corral_policy *p
 	if (!canon)
 		return corral_err(err, errno == ENOENT || errno == ENOTDIR ? CORRAL_E_NOT_FOUND : CORRAL_E_SETUP,
 				  errno, "root %s: %s", root_abs, corral_strerror(errno));
-	r = corral_check_not_system("root", root_abs, canon, err);
+	r = corral_host_check_not_system("root", root_abs, canon, err);
 	if (r < 0)
 		return r;
 	anc = calloc(p->fs.read_write.n + 1, sizeof(*anc));
@@ -799,7 +800,7 @@ static int plan_paths(struct corral_ll_plan *plan, const struct corral_policy *p
 		n_anc++;
 		/* Opened safely above: a symlink planted under the root was refused. */
 		rw_canon = realpath(path, NULL);
-		r = corral_check_not_system("fs.read_write", path, rw_canon, err);
+		r = corral_host_check_not_system("fs.read_write", path, rw_canon, err);
 		if (r < 0)
 			goto out;
 	}

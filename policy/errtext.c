@@ -159,7 +159,7 @@ static const struct errtext errtexts[] = {
 };
 
 /* Unknown values: "Unknown error N", as glibc, in a per-thread buffer. */
-const char *corral_strerror(int e)
+_public_ const char *corral_strerror(int e)
 {
 	static __thread char unknown[32];
 

@@ -166,7 +166,7 @@ static int get_path_list(const char *path, json_t *v, struct corral_strv *l, str
 		r = pv_path(epath, json_string_value(e), &n, err);
 		if (r < 0)
 			goto fail;
-		r = strv_append(&fresh, n);
+		r = strv_add(&fresh, n);
 		free(n);
 		if (r < 0) {
 			r = oom(path, err);
@@ -319,7 +319,7 @@ static int k_env_pass(struct corral_policy *p, const char *path, json_t *v, stru
 		else if (strv_contains(&fresh, json_string_value(e)))
 			r = corral_err(err, CORRAL_E_POLICY, 0, "%s: '%s' is listed twice", epath,
 				       json_string_value(e));
-		else if (strv_append(&fresh, json_string_value(e)) < 0)
+		else if (strv_add(&fresh, json_string_value(e)) < 0)
 			r = oom(path, err);
 		if (r < 0) {
 			strv_clear(&fresh);

@@ -33,14 +33,6 @@ int pv_user(const char *name, const char *s, struct corral_error *err);
 int pv_image(const char *name, const char *s, struct corral_error *err);
 int pv_env_name(const char *name, const char *s, struct corral_error *err);
 
-/* Lexical path cleanup (see pv_path); returns a new string or NULL on ENOMEM. */
-char *corral_path_normalize(const char *s);
-
-bool strv_contains(const struct corral_strv *l, const char *s);
-int strv_uniq(struct corral_strv *l);
-int strv_append(struct corral_strv *l, const char *s);
-void strv_remove(struct corral_strv *l, const char *s);
-void strv_clear(struct corral_strv *l);
 
 int env_set_put(struct corral_policy *p, const char *name, const char *value);
 void env_set_remove(struct corral_policy *p, const char *name);

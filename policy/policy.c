@@ -43,100 +43,6 @@ const char *corral_printable(const char *s, char *buf, size_t len)
 	return buf;
 }
 
-/* ---------------------------------------------------------------- lists */
-
-bool strv_contains(const struct corral_strv *l, const char *s)
-{
-	for (size_t i = 0; i < l->n; i++)
-		if (strcmp(l->v[i], s) == 0)
-			return true;
-	return false;
-}
-
-/*
- * Drop every later copy of a string already in |l|, keeping the order:
- * O(n) expected, through a hash set, for policies with thousands of paths
- * (a strv_contains per append was O(n²), 3 ms for 1000 paths with a plain
- * strcmp). 0, or -ENOMEM with |l| unchanged.
- */
-int strv_uniq(struct corral_strv *l)
-{
-	size_t cap = 16, out = 0;
-	const char **set;
-
-	while (cap < l->n * 2)
-		cap <<= 1;
-	set = calloc(cap, sizeof(*set));
-	if (!set)
-		return -ENOMEM;
-	for (size_t i = 0; i < l->n; i++) {
-		uint64_t h = 14695981039346656037ULL; /* FNV-1a */
-		size_t j;
-		bool dup = false;
-
-		for (const unsigned char *c = (const unsigned char *)l->v[i]; *c; c++)
-			h = (h ^ *c) * 1099511628211ULL;
-		for (j = h & (cap - 1); set[j]; j = (j + 1) & (cap - 1))
-			if (strcmp(set[j], l->v[i]) == 0) {
-				dup = true;
-				break;
-			}
-		if (dup) {
-			free(l->v[i]);
-			continue;
-		}
-		set[j] = l->v[i];
-		l->v[out++] = l->v[i];
-	}
-	l->n = out;
-	if (l->v)
-		l->v[out] = NULL;
-	free(set);
-	return 0;
-}
-
-int strv_append(struct corral_strv *l, const char *s)
-{
-	char **v;
-	char *copy = strdup(s);
-
-	if (!copy)
-		return -ENOMEM;
-	v = realloc(l->v, (l->n + 2) * sizeof(*v));
-	if (!v) {
-		free(copy);
-		return -ENOMEM;
-	}
-	v[l->n++] = copy;
-	v[l->n] = NULL;
-	l->v = v;
-	return 0;
-}
-
-void strv_remove(struct corral_strv *l, const char *s)
-{
-	size_t j = 0;
-
-	for (size_t i = 0; i < l->n; i++) {
-		if (strcmp(l->v[i], s) == 0)
-			free(l->v[i]);
-		else
-			l->v[j++] = l->v[i];
-	}
-	l->n = j;
-	if (l->v)
-		l->v[j] = NULL;
-}
-
-void strv_clear(struct corral_strv *l)
-{
-	if (l->v)
-		for (size_t i = 0; i < l->n; i++)
-			free(l->v[i]);
-	free(l->v);
-	l->v = NULL;
-	l->n = 0;
-}
 
 const char *env_set_get(const struct corral_policy *p, const char *name)
 {
@@ -287,36 +193,6 @@ int pv_seconds(const char *name, const char *s, double max, double *out, struct 
 	return 0;
 }
 
-char *corral_path_normalize(const char *s)
-{
-	size_t len = strlen(s);
-	char *out = malloc(len + 2), *o = out;
-	const char *c = s;
-
-	if (!out)
-		return NULL;
-	while (*c) {
-		const char *comp;
-		size_t n;
-
-		while (*c == '/')
-			c++;
-		comp = c;
-		while (*c && *c != '/')
-			c++;
-		n = (size_t)(c - comp);
-		if (n == 0 || (n == 1 && comp[0] == '.'))
-			continue;
-		*o++ = '/';
-		memcpy(o, comp, n);
-		o += n;
-	}
-	if (o == out)
-		*o++ = '/';
-	*o = 0;
-	return out;
-}
-
 int pv_path(const char *name, const char *s, char **out, struct corral_error *err)
 {
 	char pr[64];
@@ -329,7 +205,7 @@ int pv_path(const char *name, const char *s, char **out, struct corral_error *er
 				  corral_printable(s, pr, sizeof(pr)));
 	if (strlen(s) >= PATH_MAX)
 		return corral_err(err, CORRAL_E_POLICY, 0, "%s: path too long", name);
-	n = corral_path_normalize(s);
+	n = corral_path_normalised(s, 0);
 	if (!n)
 		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "%s: out of memory", name);
 	*out = n;
@@ -413,7 +289,7 @@ _public_ int corral_policy_new(struct corral_policy **out)
 	p->compat = CORRAL_COMPAT_STRICT;
 	p->user = NULL;
 	for (size_t i = 0; r == 0 && corral_default_read_only[i]; i++)
-		r = strv_append(&p->fs.read_only, corral_default_read_only[i]);
+		r = strv_add(&p->fs.read_only, corral_default_read_only[i]);
 	p->fs.private_tmp = true;
 	p->limits.memory = UINT64_C(1) << 30;
 	p->limits.cpu = 60;
@@ -422,9 +298,9 @@ _public_ int corral_policy_new(struct corral_policy **out)
 	p->limits.open_files = 1024;
 	p->limits.output = UINT64_C(1) << 20;
 	if (r == 0)
-		r = strv_append(&p->env.pass, "LANG");
+		r = strv_add(&p->env.pass, "LANG");
 	if (r == 0)
-		r = strv_append(&p->env.pass, "TERM");
+		r = strv_add(&p->env.pass, "TERM");
 	if (r == 0)
 		r = env_set_put(p, "PATH", "/usr/local/bin:/usr/bin:/bin");
 	p->docker.image = strdup("debian:bookworm-slim");
@@ -445,7 +321,7 @@ _public_ int corral_policy_new(struct corral_policy **out)
 static int strv_copy(struct corral_strv *dst, const struct corral_strv *src)
 {
 	for (size_t i = 0; i < src->n; i++)
-		if (strv_append(dst, src->v[i]) < 0)
+		if (strv_add(dst, src->v[i]) < 0)
 			return -ENOMEM;
 	return 0;
 }

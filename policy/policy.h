@@ -12,11 +12,9 @@
 #include <stdint.h>
 
 #include "corral.h"
+#include "internal/strv.h"
+#include "policy/path.h"
 
-struct corral_strv {
-	char **v; /* NULL-terminated when n > 0; may be NULL when n == 0 */
-	size_t n;
-};
 
 struct corral_kv {
 	char *name;
@@ -69,7 +67,24 @@ bool corral_is_default_read_only(const char *path);
  * "root" or "fs.read_write".
  */
 int corral_check_not_system(const char *what, const char *path, const char *canon,
-			    struct corral_error *err);
+			    const char *const *system_real, struct corral_error *err);
+
+/*
+ * The system directories corral_check_not_system refuses, NULL-terminated.
+ * |system_real| there is index-parallel to it: each one's canonical form on
+ * this host (NULL where absent, or the whole array NULL), which the host
+ * side resolves (internal/hostpath.h, corral_system_real).
+ */
+extern const char *const corral_system_dirs[];
+
+/*
+ * corral_policy_set without the host: the same overlay, but "root", "ro"
+ * and "rw" must already be absolute (a relative one is CORRAL_E_USAGE).
+ * corral_policy_set (supervisor/local/hostpath.c) makes them absolute
+ * against the current directory first.
+ */
+int corral_policy_overlay(struct corral_policy *p, const char *option, const char *value,
+			  struct corral_error *err);
 
 /* Bounds the validator enforces (docs/policy.md). */
 #define CORRAL_TIMEOUT_MAX (7.0 * 24 * 3600) /* seconds */

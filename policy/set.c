@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The command-line overlay (DESIGN.md's `run` table): one option at a time,
- * flags win over the file. The one impure step of policy/ lives here:
- * relative --root/--ro/--rw values are made absolute against getcwd(), as
- * the user meant them from where they typed them.
+ * flags win over the file. Pure: relative --root/--ro/--rw values are made
+ * absolute against the current directory by the public corral_policy_set
+ * (supervisor/local/hostpath.c) before they get here.
  */
 #include <jansson.h>
 
@@ -23,21 +23,10 @@ static int check_utf8(const char *name, const char *s, struct corral_error *err)
 
 static int absolute_path(const char *name, const char *value, char **out, struct corral_error *err)
 {
-	_cleanup_free_ char *cwd = NULL, *joined = NULL;
-
-	if (!*value || value[0] == '/')
-		return pv_path(name, value, out, err);
-	cwd = getcwd(NULL, 0);
-	if (!cwd) {
-		int e = errno;
-
-		return corral_err(err, CORRAL_E_SETUP, e, "%s: current directory: %s", name, corral_strerror(e));
-	}
-	if (asprintf(&joined, "%s/%s", cwd, value) < 0) {
-		joined = NULL;
-		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "%s: out of memory", name);
-	}
-	return pv_path(name, joined, out, err);
+	/* The host side (corral_policy_set) made a relative value absolute. */
+	if (*value && value[0] != '/')
+		return corral_err(err, CORRAL_E_USAGE, EINVAL, "%s: %s: not an absolute path", name, value);
+	return pv_path(name, value, out, err);
 }
 
 static int set_string(const char *name, const char *value, char **slot,
@@ -72,15 +61,15 @@ static int set_env(struct corral_policy *p, const char *name, const char *value,
 			return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "%s: out of memory", name);
 		strv_remove(&p->env.pass, var);
 	} else {
-		if (!strv_contains(&p->env.pass, var) && strv_append(&p->env.pass, var) < 0)
+		if (!strv_contains(&p->env.pass, var) && strv_add(&p->env.pass, var) < 0)
 			return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "%s: out of memory", name);
 		env_set_remove(p, var);
 	}
 	return 0;
 }
 
-_public_ int corral_policy_set(struct corral_policy *p, const char *option, const char *value,
-			       struct corral_error *err)
+int corral_policy_overlay(struct corral_policy *p, const char *option, const char *value,
+			  struct corral_error *err)
 {
 	char name[64];
 	uint64_t u;
@@ -107,7 +96,7 @@ _public_ int corral_policy_set(struct corral_policy *p, const char *option, cons
 			return 0;
 		}
 		l = strcmp(option, "ro") == 0 ? &p->fs.read_only : &p->fs.read_write;
-		if (!strv_contains(l, path) && strv_append(l, path) < 0)
+		if (!strv_contains(l, path) && strv_add(l, path) < 0)
 			return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "%s: out of memory", name);
 		return 0;
 	}

@@ -10,6 +10,7 @@
  * (tests/integration/seccomp-cache.c) proves every entry equals a fresh
  * compile, so a change to the deny table cannot leave a stale copy here.
  */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,7 +56,15 @@ int corral_seccomp_compile_cached(const struct corral_policy *p, int landlock_ab
 		memcpy(out->filter, e->filter, e->len * sizeof(*out->filter));
 		out->len = (unsigned short)e->len;
 		for (size_t i = 0; i < e->n_promises; i++)
-			corral_posture_add(ps, e->promises[i].id, e->promises[i].state, "%s", e->promises[i].why);
+		{
+			/* The generator wrote the ids from the same table (seccomp/gen.c): never unknown. */
+			int which = corral_promise_by_name(e->promises[i].id);
+
+			assert(which >= 0);
+			if (which >= 0)
+				corral_posture_add(ps, (enum corral_promise_id)which, e->promises[i].state, "%s",
+						   e->promises[i].why);
+		}
 		return 0;
 	}
 	return corral_seccomp_compile_unix(p, landlock_abi, unix_allowed, handover_fd, ps, out, err);

@@ -32,42 +32,42 @@
 #define ALL CORRAL_SC_NET_ALL
 #define DENY(name, e, why) \
 	{ .syscall = (name), .cond = CORRAL_SC_ANY, .err = (e), .when = ALL, \
-	  .promise = "seccomp.deny_table", .reason = (why) }
+	  .promise = CORRAL_P_SECCOMP_DENY_TABLE, .reason = (why) }
 
 const struct corral_sc_rule corral_sc_rules[] = {
 	/* Network. Pointer arguments are out of seccomp's reach, so the
 	 * family is the only thing it can judge; see docs/threat-model.md. */
-	{ "socket", CORRAL_SC_ANY, 0, { 0 }, 0, EACCES, CORRAL_SC_NET_NONE | CORRAL_SC_UNIX_REFUSED, "net.no_sockets",
+	{ "socket", CORRAL_SC_ANY, 0, { 0 }, 0, EACCES, CORRAL_SC_NET_NONE | CORRAL_SC_UNIX_REFUSED, CORRAL_P_NET_NO_SOCKETS,
 	  "network \"none\": no socket of any family, AF_UNIX included (Landlock cannot stop connect() to a host socket)" },
 	{ "socket", CORRAL_SC_NOT_IN, 0, { AF_UNIX }, 1, EACCES, CORRAL_SC_NET_NONE | CORRAL_SC_UNIX_ALLOWED,
-	  "net.no_sockets", "network \"none\" with Unix mediation: AF_UNIX only (connect/send to a pathname "
+	  CORRAL_P_NET_NO_SOCKETS, "network \"none\" with Unix mediation: AF_UNIX only (connect/send to a pathname "
 	  "socket is checked by the supervisor or Landlock ABI 9)" },
 	{ "socket", CORRAL_SC_NOT_IN, 0, { AF_INET, AF_INET6 }, 2, EACCES,
 	  CORRAL_SC_NET_LOOPBACK | CORRAL_SC_UNIX_REFUSED,
-	  "net.no_sockets", "network \"loopback\": inet and inet6 only, inside the private network namespace; "
+	  CORRAL_P_NET_NO_SOCKETS, "network \"loopback\": inet and inet6 only, inside the private network namespace; "
 	  "no unix (as under \"none\"), netlink, packet, vsock or other family" },
 	{ "socket", CORRAL_SC_NOT_IN, 0, { AF_UNIX, AF_INET, AF_INET6 }, 3, EACCES,
-	  CORRAL_SC_NET_LOOPBACK | CORRAL_SC_UNIX_ALLOWED, "net.no_sockets",
+	  CORRAL_SC_NET_LOOPBACK | CORRAL_SC_UNIX_ALLOWED, CORRAL_P_NET_NO_SOCKETS,
 	  "network \"loopback\" with Unix mediation: inet, inet6 (private namespace) and unix (mediated)" },
 	{ "socket", CORRAL_SC_NOT_IN, 0, { AF_UNIX, AF_INET, AF_INET6, AF_NETLINK }, 4, EACCES,
-	  CORRAL_SC_NET_HOST, "net.no_sockets", "network \"host\": inet, inet6, unix and netlink only; no packet, vsock or other family" },
-	{ "socketpair", CORRAL_SC_NOT_IN, 0, { AF_UNIX }, 1, EACCES, ALL, "net.no_sockets",
+	  CORRAL_SC_NET_HOST, CORRAL_P_NET_NO_SOCKETS, "network \"host\": inet, inet6, unix and netlink only; no packet, vsock or other family" },
+	{ "socketpair", CORRAL_SC_NOT_IN, 0, { AF_UNIX }, 1, EACCES, ALL, CORRAL_P_NET_NO_SOCKETS,
 	  "a connected AF_UNIX pair reaches nothing outside; other families refused" },
-	{ "io_uring_setup", CORRAL_SC_ANY, 0, { 0 }, 0, ENOSYS, ALL, "net.no_io_uring",
+	{ "io_uring_setup", CORRAL_SC_ANY, 0, { 0 }, 0, ENOSYS, ALL, CORRAL_P_NET_NO_IO_URING,
 	  "io_uring opens files and sockets without the syscalls this filter sees; ENOSYS: callers fall back" },
-	{ "io_uring_enter", CORRAL_SC_ANY, 0, { 0 }, 0, ENOSYS, ALL, "net.no_io_uring", "as io_uring_setup" },
-	{ "io_uring_register", CORRAL_SC_ANY, 0, { 0 }, 0, ENOSYS, ALL, "net.no_io_uring", "as io_uring_setup" },
+	{ "io_uring_enter", CORRAL_SC_ANY, 0, { 0 }, 0, ENOSYS, ALL, CORRAL_P_NET_NO_IO_URING, "as io_uring_setup" },
+	{ "io_uring_register", CORRAL_SC_ANY, 0, { 0 }, 0, ENOSYS, ALL, CORRAL_P_NET_NO_IO_URING, "as io_uring_setup" },
 
 	/* Terminal input injection: the request is an unsigned int in the
 	 * kernel, so only its low 32 bits are compared (CVE-2019-10063). */
-	{ "ioctl", CORRAL_SC_LOW32_EQ, 1, { TIOCSTI }, 1, EPERM, ALL, "tty.no_injection",
+	{ "ioctl", CORRAL_SC_LOW32_EQ, 1, { TIOCSTI }, 1, EPERM, ALL, CORRAL_P_TTY_NO_INJECTION,
 	  "TIOCSTI pushes input into a terminal: commands typed into the caller's shell" },
-	{ "ioctl", CORRAL_SC_LOW32_EQ, 1, { TIOCLINUX }, 1, EPERM, ALL, "tty.no_injection",
+	{ "ioctl", CORRAL_SC_LOW32_EQ, 1, { TIOCLINUX }, 1, EPERM, ALL, CORRAL_P_TTY_NO_INJECTION,
 	  "TIOCLINUX can paste the console selection as input" },
 
 	/* Namespaces: a new user namespace hands out every capability over
 	 * fresh namespaces, the largest kernel attack surface there is. */
-	{ "clone", CORRAL_SC_ANY_BIT, 0, { NS_FLAGS }, 1, EPERM, ALL, "seccomp.deny_table",
+	{ "clone", CORRAL_SC_ANY_BIT, 0, { NS_FLAGS }, 1, EPERM, ALL, CORRAL_P_SECCOMP_DENY_TABLE,
 	  "clone with a namespace flag (flags: arg0 on x86_64 and arm64): new namespaces are the sandbox's to make" },
 	DENY("clone3", ENOSYS,
 	     "flags live in memory the filter cannot read; ENOSYS makes libc fall back to clone, whose flags it sees"),
@@ -82,7 +82,7 @@ const struct corral_sc_rule corral_sc_rules[] = {
 	DENY("move_mount", EPERM, "new mount API"),
 	DENY("open_tree", EPERM, "new mount API: detached mount trees"),
 	{ .syscall = "open_tree_attr", .cond = CORRAL_SC_ANY, .err = EPERM, .when = ALL,
-	  .promise = "seccomp.deny_table", .reason = "new mount API (Linux 6.15)", .fallback_nr = 467 },
+	  .promise = CORRAL_P_SECCOMP_DENY_TABLE, .reason = "new mount API (Linux 6.15)", .fallback_nr = 467 },
 	DENY("fsopen", EPERM, "new mount API"),
 	DENY("fsconfig", EPERM, "new mount API"),
 	DENY("fsmount", EPERM, "new mount API"),
@@ -117,7 +117,7 @@ const struct corral_sc_rule corral_sc_rules[] = {
 	DENY("clock_settime", EPERM, "the host's clock"),
 	DENY("clock_adjtime", EPERM, "the host's clock"),
 	DENY("adjtimex", EPERM, "the host's clock (also changes it, not only reads it)"),
-	{ "personality", CORRAL_SC_NOT_ZERO_OR_QUERY, 0, { 0 }, 0, EPERM, ALL, "seccomp.deny_table",
+	{ "personality", CORRAL_SC_NOT_ZERO_OR_QUERY, 0, { 0 }, 0, EPERM, ALL, CORRAL_P_SECCOMP_DENY_TABLE,
 	  "only PER_LINUX and the query 0xffffffff: flags such as READ_IMPLIES_EXEC, ADDR_NO_RANDOMIZE and "
 	  "MMAP_PAGE_ZERO weaken exploit mitigations" },
 
@@ -141,22 +141,22 @@ const struct corral_sc_rule corral_sc_rules[] = {
 	 * work inside and nothing outside is reachable. Without Landlock the
 	 * filter denies them instead.
 	 */
-	{ "ptrace", CORRAL_SC_ANY, 0, { 0 }, 0, EPERM, ALL | CORRAL_SC_NO_LANDLOCK, "seccomp.deny_table",
+	{ "ptrace", CORRAL_SC_ANY, 0, { 0 }, 0, EPERM, ALL | CORRAL_SC_NO_LANDLOCK, CORRAL_P_SECCOMP_DENY_TABLE,
 	  "without Landlock nothing scopes ptrace to the sandbox (with it, gdb and strace work inside)" },
 	{ "process_vm_readv", CORRAL_SC_ANY, 0, { 0 }, 0, EPERM, ALL | CORRAL_SC_NO_LANDLOCK,
-	  "seccomp.deny_table", "without Landlock: another process's memory" },
+	  CORRAL_P_SECCOMP_DENY_TABLE, "without Landlock: another process's memory" },
 	{ "process_vm_writev", CORRAL_SC_ANY, 0, { 0 }, 0, EPERM, ALL | CORRAL_SC_NO_LANDLOCK,
-	  "seccomp.deny_table", "without Landlock: another process's memory" },
+	  CORRAL_P_SECCOMP_DENY_TABLE, "without Landlock: another process's memory" },
 	{ "pidfd_getfd", CORRAL_SC_ANY, 0, { 0 }, 0, EPERM, ALL | CORRAL_SC_NO_LANDLOCK,
-	  "seccomp.deny_table", "without Landlock: another process's file descriptors" },
+	  CORRAL_P_SECCOMP_DENY_TABLE, "without Landlock: another process's file descriptors" },
 	{ "process_madvise", CORRAL_SC_ANY, 0, { 0 }, 0, EPERM, ALL | CORRAL_SC_NO_LANDLOCK,
-	  "seccomp.deny_table", "without Landlock: another process's memory advice" },
+	  CORRAL_P_SECCOMP_DENY_TABLE, "without Landlock: another process's memory advice" },
 	{ "kcmp", CORRAL_SC_ANY, 0, { 0 }, 0, EPERM, ALL | CORRAL_SC_NO_LANDLOCK,
-	  "seccomp.deny_table", "without Landlock: probes another process's kernel objects" },
+	  CORRAL_P_SECCOMP_DENY_TABLE, "without Landlock: probes another process's kernel objects" },
 	{ "move_pages", CORRAL_SC_NOT_IN, 0, { 0 }, 1, EPERM, ALL | CORRAL_SC_NO_LANDLOCK,
-	  "seccomp.deny_table", "without Landlock: another process's pages (pid 0, itself, stays allowed)" },
+	  CORRAL_P_SECCOMP_DENY_TABLE, "without Landlock: another process's pages (pid 0, itself, stays allowed)" },
 	{ "migrate_pages", CORRAL_SC_NOT_IN, 0, { 0 }, 1, EPERM, ALL | CORRAL_SC_NO_LANDLOCK,
-	  "seccomp.deny_table", "without Landlock: another process's pages (pid 0, itself, stays allowed)" },
+	  CORRAL_P_SECCOMP_DENY_TABLE, "without Landlock: another process's pages (pid 0, itself, stays allowed)" },
 
 	/*
 	 * System V IPC and POSIX message queues. Their objects live in the
@@ -199,7 +199,7 @@ const struct corral_sc_rule corral_sc_rules[] = {
 	 * refused unless pid is 0 (itself; setrlimit is that too); reading
 	 * (new limit NULL) stays allowed.
 	 */
-	{ "prlimit64", CORRAL_SC_BOTH_NONZERO, 0, { 2 }, 1, EPERM, ALL, "seccomp.deny_table",
+	{ "prlimit64", CORRAL_SC_BOTH_NONZERO, 0, { 2 }, 1, EPERM, ALL, CORRAL_P_SECCOMP_DENY_TABLE,
 	  "setting another process's limits (pid != 0 and a new limit): the supervisor's, or any process of the uid's" },
 };
 

@@ -17,9 +17,9 @@
 
 #include "seccomp/seccomp.h"
 
-static const char *const promise_ids[] = {
-	"net.no_sockets", "net.no_io_uring", "seccomp.foreign_abi", "seccomp.deny_table",
-	"tty.no_injection",
+static const enum corral_promise_id promise_ids[] = {
+	CORRAL_P_NET_NO_SOCKETS, CORRAL_P_NET_NO_IO_URING, CORRAL_P_SECCOMP_FOREIGN_ABI,
+	CORRAL_P_SECCOMP_DENY_TABLE, CORRAL_P_TTY_NO_INJECTION,
 };
 
 static void ctx_freep(scmp_filter_ctx *ctx)
@@ -240,15 +240,15 @@ static void add_promises(const struct corral_policy *p, int landlock_abi, bool u
 			 struct corral_posture *ps)
 {
 	if (p->network == CORRAL_NET_NONE && unix_allowed)
-		corral_posture_add(ps, "net.no_sockets", CORRAL_PROMISE_ENFORCED,
+		corral_posture_add(ps, CORRAL_P_NET_NO_SOCKETS, CORRAL_PROMISE_ENFORCED,
 				   "socket() of every family but AF_UNIX: refused by seccomp (Unix sockets "
 				   "reach only the root and read_write paths: net.unix_mediated)");
 	else if (p->network == CORRAL_NET_NONE)
-		corral_posture_add(ps, "net.no_sockets", CORRAL_PROMISE_ENFORCED,
+		corral_posture_add(ps, CORRAL_P_NET_NO_SOCKETS, CORRAL_PROMISE_ENFORCED,
 				   "socket() of every family, AF_UNIX included: refused by seccomp "
 				   "(socketpair(AF_UNIX) works)");
 	else
-		corral_posture_add(ps, "net.no_sockets", CORRAL_PROMISE_NA,
+		corral_posture_add(ps, CORRAL_P_NET_NO_SOCKETS, CORRAL_PROMISE_NA,
 				   p->network == CORRAL_NET_LOOPBACK && unix_allowed ?
 				   "network \"loopback\": inet and inet6 sockets allowed, confined by a "
 				   "private network namespace; AF_UNIX allowed (net.unix_mediated); other "
@@ -258,15 +258,15 @@ static void add_promises(const struct corral_policy *p, int landlock_abi, bool u
 				   "private network namespace; unix and other families refused by seccomp" :
 				   "network \"host\": inet, inet6, unix and netlink sockets allowed (other "
 				   "families refused by seccomp)");
-	corral_posture_add(ps, "net.no_io_uring", CORRAL_PROMISE_ENFORCED,
+	corral_posture_add(ps, CORRAL_P_NET_NO_IO_URING, CORRAL_PROMISE_ENFORCED,
 			   "io_uring_setup/enter/register: refused by seccomp (ENOSYS)");
-	corral_posture_add(ps, "seccomp.foreign_abi", CORRAL_PROMISE_ENFORCED,
+	corral_posture_add(ps, CORRAL_P_SECCOMP_FOREIGN_ABI, CORRAL_PROMISE_ENFORCED,
 			   "i386 (int $0x80) and x32 syscalls: the process is killed by seccomp");
-	corral_posture_add(ps, "seccomp.deny_table", CORRAL_PROMISE_ENFORCED,
+	corral_posture_add(ps, CORRAL_P_SECCOMP_DENY_TABLE, CORRAL_PROMISE_ENFORCED,
 			   "mount, namespaces, bpf, perf, keyrings, modules, kexec, clock...: refused by "
 			   "seccomp%s", landlock_abi > 0 ? "" :
 			   "; ptrace and process_vm_* too (no Landlock to scope them)");
-	corral_posture_add(ps, "tty.no_injection", CORRAL_PROMISE_ENFORCED,
+	corral_posture_add(ps, CORRAL_P_TTY_NO_INJECTION, CORRAL_PROMISE_ENFORCED,
 			   "TIOCSTI/TIOCLINUX terminal input injection: refused by seccomp");
 }
 

@@ -89,7 +89,7 @@ struct corral_sc_rule {
 	unsigned n_values;
 	int err;                /* errno the call fails with */
 	unsigned when;          /* CORRAL_SC_* bits */
-	const char *promise;    /* posture id this row serves */
+	enum corral_promise_id promise; /* the posture entry this row serves */
 	const char *reason;     /* one line, for docs and tests */
 	int fallback_nr;        /* > 0: the number to use when libseccomp does not know the name
 				 * (numbers from 424 on are the same on every architecture but alpha) */

@@ -250,6 +250,18 @@ static int c_symlink(int argc, char **argv)
 	return verdict(&o);
 }
 
+/* Plant DIR/planted-root -> TARGET in the root: a later run's root, if corral followed it (check judges). */
+static int c_plant_link(int argc, char **argv)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/planted-root", argv[1]);
+	unlink(path);
+	if (symlink(argv[0], path) < 0)
+		return control_failed("symlink in the root", errno);
+	return say(CANARY_HELD, "planted %s -> %s", path, argv[0]);
+}
+
 static int c_refer(int argc, char **argv)
 {
 	const char *out = argv[0];
@@ -1341,6 +1353,7 @@ static const struct {
 	{ "write-outside", 1, c_write_outside },
 	{ "traversal", 1, c_traversal },
 	{ "symlink", 1, c_symlink },
+	{ "plant-link", 2, c_plant_link },
 	{ "refer", 1, c_refer },
 	{ "truncate", 1, c_truncate },
 	{ "read-outside", 1, c_read_outside },

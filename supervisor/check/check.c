@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "internal/fileio.h"
 #include "internal/procstat.h"
 #include "policy/policy.h"
 #include "supervisor/check/canary.h"
@@ -51,30 +52,10 @@
 enum { R_HELD, R_BROKEN, R_INCONCLUSIVE, R_NA };
 static const char *const result_names[] = { "held", "broken", "inconclusive", "not_applicable" };
 
-static const struct {
-	const char *id;
-	const char *text;
-} promise_defs[] = {
-	{ "fs.write", "writes only under the root and the read_write paths" },
-	{ "fs.read", "reads only the root, read_write and read_only paths" },
-	{ "net.no_inet", "no network: no TCP or UDP over IPv4 or IPv6, no netlink" },
-	{ "net.families", "no packet or vsock sockets, whatever the network mode" },
-	{ "net.unix", "Unix sockets reach nothing outside the sandbox (pathname and abstract)" },
-	{ "syscall.bypass", "io_uring and foreign syscall ABIs (x32, i386) cannot get around the filter" },
-	{ "proc.isolation", "no signals, ptrace, resource limits, System V IPC objects or /proc/PID/{environ,mem,cwd,root,fd} of processes outside the sandbox (their cmdline and status stay visible)" },
-	{ "tty.no_injection", "no terminal input injection (TIOCSTI, TIOCLINUX)" },
-	{ "priv.none", "no privilege: no_new_privs, no capabilities, a non-root uid when corral runs as root" },
-	{ "lifetime", "nothing outlives the run: the deadline and the exit kill the whole tree" },
-	{ "leak.fds", "only stdio file descriptors are inherited" },
-	{ "leak.env", "only the listed environment variables are passed" },
-	{ "limits.memory", "address space bounded by limits.memory" },
-	{ "limits.cpu", "CPU time bounded by limits.cpu" },
-	{ "limits.processes", "processes bounded by limits.processes" },
-	{ "limits.file_size", "file size bounded by limits.file_size" },
-	{ "limits.open_files", "open files bounded by limits.open_files" },
-	{ "limits.output", "captured output bounded by limits.output" },
-};
-#define N_PROMISES ARRAY_SIZE(promise_defs)
+/* The groups of the report: corral_promises[] entries of kind CORRAL_PK_CHECK, in table order. */
+#define N_PROMISES CORRAL_P__COUNT
+/* A canary whose verdict no posture entry adjusts. */
+#define NO_POSTURE CORRAL_P__COUNT
 
 struct promise_acc {
 	json_t *canaries;
@@ -108,16 +89,16 @@ struct check {
 	struct promise_acc acc[N_PROMISES];
 };
 
-static struct promise_acc *acc_of(struct check *c, const char *id)
+static struct promise_acc *acc_of(struct check *c, enum corral_promise_id id)
 {
-	for (size_t i = 0; i < N_PROMISES; i++)
-		if (strcmp(promise_defs[i].id, id) == 0)
-			return &c->acc[i];
-	abort();
+	/* A group of the report, never a posture-only id. */
+	if ((unsigned)id >= N_PROMISES || !(corral_promises[id].kinds & CORRAL_PK_CHECK))
+		abort();
+	return &c->acc[id];
 }
 
 /* One canary's result; |dropped|: see record_dropped. */
-_printf_(6, 0) static void vrecord(struct check *c, const char *promise, const char *name, int result,
+_printf_(6, 0) static void vrecord(struct check *c, enum corral_promise_id promise, const char *name, int result,
 				   bool dropped, const char *fmt, va_list ap)
 {
 	struct promise_acc *a = acc_of(c, promise);
@@ -133,7 +114,7 @@ _printf_(6, 0) static void vrecord(struct check *c, const char *promise, const c
 						      result_names[result], "observed", obs));
 }
 
-_printf_(5, 6) static void record(struct check *c, const char *promise, const char *name, int result,
+_printf_(5, 6) static void record(struct check *c, enum corral_promise_id promise, const char *name, int result,
 				  const char *fmt, ...)
 {
 	va_list ap;
@@ -150,7 +131,7 @@ _printf_(5, 6) static void record(struct check *c, const char *promise, const ch
  * the whole promise is then reported not applicable with this reason,
  * never held on the strength of its other canaries.
  */
-_printf_(4, 5) static void record_dropped(struct check *c, const char *promise, const char *name, const char *fmt,
+_printf_(4, 5) static void record_dropped(struct check *c, enum corral_promise_id promise, const char *name, const char *fmt,
 					  ...)
 {
 	va_list ap;
@@ -161,12 +142,9 @@ _printf_(4, 5) static void record_dropped(struct check *c, const char *promise, 
 }
 
 /* The posture entry |id| of the check sandbox, or NULL. */
-static const struct corral_promise *posture(const struct check *c, const char *id)
+static const struct corral_promise *posture(const struct check *c, enum corral_promise_id id)
 {
-	for (size_t i = 0; id && i < c->sb->posture.n; i++)
-		if (strcmp(c->sb->posture.items[i].id, id) == 0)
-			return &c->sb->posture.items[i];
-	return NULL;
+	return corral_posture_get(&c->sb->posture, id);
 }
 
 /*
@@ -174,7 +152,7 @@ static const struct corral_promise *posture(const struct check *c, const char *i
  * that compat best-effort dropped is what the user was told, so it is not
  * applicable rather than broken.
  */
-static void record_line(struct check *c, const char *promise, const char *name, const char *posture_id,
+static void record_line(struct check *c, enum corral_promise_id promise, const char *name, enum corral_promise_id posture_id,
 			const char *line)
 {
 	const struct corral_promise *pp = posture(c, posture_id);
@@ -275,7 +253,7 @@ static void describe_end(const struct corral_result *res, char *buf, size_t len)
  * Run one canary whose verdict is its own line. A corral error while
  * running it (a setup stage failing) makes the canary inconclusive.
  */
-static void simple(struct check *c, const char *promise, const char *name, const char *posture_id,
+static void simple(struct check *c, enum corral_promise_id promise, const char *name, enum corral_promise_id posture_id,
 		   const char *const *args)
 {
 	struct corral_result res = CORRAL_RESULT_INIT;
@@ -300,21 +278,10 @@ static void simple(struct check *c, const char *promise, const char *name, const
 
 /* -------------------------------------------------------------- the setup */
 
-static bool path_covers(const char *dir, const char *path)
-{
-	size_t n = strlen(dir);
-
-	while (n > 1 && dir[n - 1] == '/')
-		n--;
-	if (n == 1 && dir[0] == '/')
-		return true;
-	return strncmp(dir, path, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
 static bool strv_covers(const struct corral_strv *v, const char *path)
 {
 	for (size_t i = 0; i < v->n; i++)
-		if (v->v[i] && path_covers(v->v[i], path))
+		if (v->v[i] && corral_path_contains(v->v[i], path))
 			return true;
 	return false;
 }
@@ -397,15 +364,14 @@ static void rm_rf_at(int dfd, const char *name)
 	unlinkat(dfd, name, AT_REMOVEDIR);
 }
 
+/* A new file of check's scratch (never through a link), given to the sandbox's uid when |chown_it|. */
 static int write_file(const char *path, const char *text, uid_t uid, gid_t gid, bool chown_it)
 {
-	_cleanup_close_ int fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int r = corral_write_file_at(AT_FDCWD, path, text, O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
 
-	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text))
-		return -errno;
-	if (chown_it && fchown(fd, uid, gid) < 0)
-		return -errno;
-	return 0;
+	if (r == 0 && chown_it && lchown(path, uid, gid) < 0)
+		r = -errno;
+	return r;
 }
 
 /*
@@ -649,7 +615,7 @@ static void fs_canaries(struct check *c, bool outside_covered)
 	bool intact = true;
 
 	if (outside_covered) {
-		static const char *const ids[] = { "fs.write", "fs.read" };
+		static const enum corral_promise_id ids[] = { CORRAL_P_FS_WRITE, CORRAL_P_FS_READ };
 
 		for (size_t i = 0; i < ARRAY_SIZE(ids); i++)
 			record(c, ids[i], "outside", R_NA,
@@ -657,12 +623,12 @@ static void fs_canaries(struct check *c, bool outside_covered)
 			       "nothing outside the policy's paths to aim at");
 		return;
 	}
-	simple(c, "fs.write", "write-outside", "fs.write", (const char *[]){ "write-outside", out, NULL });
-	simple(c, "fs.write", "traversal", "fs.write", (const char *[]){ "traversal", "../outside", NULL });
-	simple(c, "fs.write", "symlink", "fs.write", (const char *[]){ "symlink", out, NULL });
-	simple(c, "fs.write", "refer", "fs.refer", (const char *[]){ "refer", out, NULL });
-	simple(c, "fs.write", "truncate", "fs.truncate", (const char *[]){ "truncate", out, NULL });
-	simple(c, "fs.read", "read-outside", "fs.read", (const char *[]){ "read-outside", out, NULL });
+	simple(c, CORRAL_P_FS_WRITE, "write-outside", CORRAL_P_FS_WRITE, (const char *[]){ "write-outside", out, NULL });
+	simple(c, CORRAL_P_FS_WRITE, "traversal", CORRAL_P_FS_WRITE, (const char *[]){ "traversal", "../outside", NULL });
+	simple(c, CORRAL_P_FS_WRITE, "symlink", CORRAL_P_FS_WRITE, (const char *[]){ "symlink", out, NULL });
+	simple(c, CORRAL_P_FS_WRITE, "refer", CORRAL_P_FS_REFER, (const char *[]){ "refer", out, NULL });
+	simple(c, CORRAL_P_FS_WRITE, "truncate", CORRAL_P_FS_TRUNCATE, (const char *[]){ "truncate", out, NULL });
+	simple(c, CORRAL_P_FS_READ, "read-outside", CORRAL_P_FS_READ, (const char *[]){ "read-outside", out, NULL });
 
 	/* From outside: the outside directory holds what check put there, unchanged. */
 	d = opendir(out);
@@ -692,10 +658,10 @@ static void fs_canaries(struct check *c, bool outside_covered)
 		safe_close(fd);
 	}
 	if (intact) {
-		record(c, "fs.write", "outside-intact", R_HELD,
+		record(c, CORRAL_P_FS_WRITE, "outside-intact", R_HELD,
 		       "the outside directory holds only what check put there, unchanged");
 	} else {
-		static const char *const ids[] = { "fs.write", "fs.refer", "fs.truncate" };
+		static const enum corral_promise_id ids[] = { CORRAL_P_FS_WRITE, CORRAL_P_FS_REFER, CORRAL_P_FS_TRUNCATE };
 		const struct corral_promise *pp = NULL;
 
 		for (size_t i = 0; i < ARRAY_SIZE(ids) && !pp; i++) {
@@ -704,11 +670,11 @@ static void fs_canaries(struct check *c, bool outside_covered)
 				pp = NULL;
 		}
 		if (pp)
-			record_dropped(c, "fs.write", "outside-intact",
+			record_dropped(c, CORRAL_P_FS_WRITE, "outside-intact",
 				       "the outside directory changed:%s (expected: %s was dropped under compat best-effort: %s)",
 				       names, pp->id, pp->why);
 		else
-			record(c, "fs.write", "outside-intact", R_BROKEN, "the outside directory changed:%s", names);
+			record(c, CORRAL_P_FS_WRITE, "outside-intact", R_BROKEN, "the outside directory changed:%s", names);
 	}
 }
 
@@ -728,13 +694,13 @@ static void net_canaries(struct check *c)
 		/* TCP */
 		snprintf(name, sizeof(name), "tcp%s", fam[v]);
 		if (c->tcp[v] < 0) {
-			record(c, "net.no_inet", name, R_NA, "no %s loopback listener could be opened on this host",
+			record(c, CORRAL_P_NET_NO_INET, name, R_NA, "no %s loopback listener could be opened on this host",
 			       v ? "IPv6" : "IPv4");
 		} else {
 			snprintf(port, sizeof(port), "%d", c->port_tcp[v]);
 			if (exec_canary(c, c->sb, (const char *[]){ "tcp", fam[v], port, NULL }, CANARY_TIMEOUT, 0,
 					&res, &err) < 0) {
-				record(c, "net.no_inet", name, R_INCONCLUSIVE, "corral could not run the canary: %s",
+				record(c, CORRAL_P_NET_NO_INET, name, R_INCONCLUSIVE, "corral could not run the canary: %s",
 				       err.message);
 			} else {
 				bool hit = listener_hit(c->tcp[v], true);
@@ -744,15 +710,15 @@ static void net_canaries(struct check *c)
 				line = first_line(&res);
 				said = line && strchr(line, ' ') ? strchr(line, ' ') + 1 : line;
 				if (host)
-					record(c, "net.no_inet", name, R_NA,
+					record(c, CORRAL_P_NET_NO_INET, name, R_NA,
 					       "network host allows egress by design; the canary observed: %s%s",
 					       said ? said : "nothing", hit ? " (the listener accepted it)" : "");
 				else if (hit)
-					record(c, "net.no_inet", name, R_BROKEN,
+					record(c, CORRAL_P_NET_NO_INET, name, R_BROKEN,
 					       "the host's listener on port %s accepted a connection (%s)", port,
 					       line ? line : "");
 				else
-					record_line(c, "net.no_inet", name, "net.no_sockets", line);
+					record_line(c, CORRAL_P_NET_NO_INET, name, CORRAL_P_NET_NO_SOCKETS, line);
 			}
 			corral_result_clear(&res);
 		}
@@ -760,14 +726,14 @@ static void net_canaries(struct check *c)
 		/* UDP: the listener says whether anything arrived. */
 		snprintf(name, sizeof(name), "udp%s", fam[v]);
 		if (c->udp[v] < 0) {
-			record(c, "net.no_inet", name, R_NA, "no %s loopback socket could be bound on this host",
+			record(c, CORRAL_P_NET_NO_INET, name, R_NA, "no %s loopback socket could be bound on this host",
 			       v ? "IPv6" : "IPv4");
 			continue;
 		}
 		snprintf(port, sizeof(port), "%d", c->port_udp[v]);
 		if (exec_canary(c, c->sb, (const char *[]){ "udp", fam[v], port, NULL }, CANARY_TIMEOUT, 0, &res,
 				&err) < 0) {
-			record(c, "net.no_inet", name, R_INCONCLUSIVE, "corral could not run the canary: %s",
+			record(c, CORRAL_P_NET_NO_INET, name, R_INCONCLUSIVE, "corral could not run the canary: %s",
 			       err.message);
 			continue;
 		}
@@ -777,32 +743,32 @@ static void net_canaries(struct check *c)
 			const char *said = line && strchr(line, ' ') ? strchr(line, ' ') + 1 : line;
 
 			if (host)
-				record(c, "net.no_inet", name, R_NA,
+				record(c, CORRAL_P_NET_NO_INET, name, R_NA,
 				       "network host allows egress by design; the canary observed: %s%s",
 				       said ? said : "nothing", hit ? " (the datagram arrived)" : "");
 			else if (hit)
-				record(c, "net.no_inet", name, R_BROKEN,
+				record(c, CORRAL_P_NET_NO_INET, name, R_BROKEN,
 				       "a datagram from the sandbox arrived on the host's port %s", port);
 			else if (line && strncmp(line, "sent ", 5) == 0)
-				record(c, "net.no_inet", name, R_HELD,
+				record(c, CORRAL_P_NET_NO_INET, name, R_HELD,
 				       "sendto succeeded inside the sandbox's own network; nothing arrived on the host's port %s",
 				       port);
 			else
-				record_line(c, "net.no_inet", name, "net.no_sockets", line);
+				record_line(c, CORRAL_P_NET_NO_INET, name, CORRAL_P_NET_NO_SOCKETS, line);
 		}
 		corral_result_clear(&res);
 	}
 
 	if (host)
-		record(c, "net.no_inet", "netlink", R_NA, "network host allows netlink by design");
+		record(c, CORRAL_P_NET_NO_INET, "netlink", R_NA, "network host allows netlink by design");
 	else
-		simple(c, "net.no_inet", "netlink", "net.no_sockets", (const char *[]){ "families", "netlink", NULL });
-	simple(c, "net.families", "packet-vsock", "net.no_sockets", (const char *[]){ "families", "other", NULL });
+		simple(c, CORRAL_P_NET_NO_INET, "netlink", CORRAL_P_NET_NO_SOCKETS, (const char *[]){ "families", "netlink", NULL });
+	simple(c, CORRAL_P_NET_FAMILIES, "packet-vsock", CORRAL_P_NET_NO_SOCKETS, (const char *[]){ "families", "other", NULL });
 
 	/* Pathname Unix sockets: refused with socket() under "none"; Landlock ABI 9 otherwise. */
 	{
-		const struct corral_promise *ru = posture(c, "fs.resolve_unix");
-		const struct corral_promise *um = posture(c, "net.unix_mediated");
+		const struct corral_promise *ru = posture(c, CORRAL_P_FS_RESOLVE_UNIX);
+		const struct corral_promise *um = posture(c, CORRAL_P_NET_UNIX_MEDIATED);
 		bool promised;
 		struct corral_result res = CORRAL_RESULT_INIT;
 		struct corral_error err = {};
@@ -811,50 +777,50 @@ static void net_canaries(struct check *c)
 			ru = um; /* the supervisor's mediation (seccomp user notification) */
 		promised = net == CORRAL_NET_NONE || (ru && ru->state == CORRAL_PROMISE_ENFORCED);
 		if (c->unix_fd < 0) {
-			record(c, "net.unix", "unix-path", R_NA, "no Unix socket could be bound in the scratch directory");
+			record(c, CORRAL_P_NET_UNIX, "unix-path", R_NA, "no Unix socket could be bound in the scratch directory");
 		} else if (c->outside_covered) {
-			record(c, "net.unix", "unix-path", R_NA,
+			record(c, CORRAL_P_NET_UNIX, "unix-path", R_NA,
 			       "the outside directory lies in a policy path, where Unix sockets are allowed");
 		} else if (exec_canary(c, c->sb, (const char *[]){ "unix", "path", c->unix_path, NULL }, CANARY_TIMEOUT,
 				       0, &res, &err) < 0) {
-			record(c, "net.unix", "unix-path", R_INCONCLUSIVE, "corral could not run the canary: %s", err.message);
+			record(c, CORRAL_P_NET_UNIX, "unix-path", R_INCONCLUSIVE, "corral could not run the canary: %s", err.message);
 		} else {
 			char *line = first_line(&res);
 			bool hit = listener_hit(c->unix_fd, true);
 
 			if (!promised && (hit || (line && strncmp(line, CANARY_BROKEN " ", 7) == 0)))
-				record_dropped(c, "net.unix", "unix-path",
+				record_dropped(c, CORRAL_P_NET_UNIX, "unix-path",
 				       "network %s: pathname Unix sockets outside the root stay reachable until Landlock ABI 9 "
 				       "(kernel has %d); the canary observed: %s", mode, corral_landlock_abi(),
 				       line ? line : "nothing");
 			else if (hit)
-				record(c, "net.unix", "unix-path", R_BROKEN,
+				record(c, CORRAL_P_NET_UNIX, "unix-path", R_BROKEN,
 				       "check's Unix socket outside the root accepted a connection (%s)", line ? line : "");
 			else
-				record_line(c, "net.unix", "unix-path",
-					    net == CORRAL_NET_NONE ? "net.no_sockets" : ru ? ru->id : "fs.resolve_unix", line);
+				record_line(c, CORRAL_P_NET_UNIX, "unix-path",
+					    net == CORRAL_NET_NONE ? CORRAL_P_NET_NO_SOCKETS : ru ? ru->which : CORRAL_P_FS_RESOLVE_UNIX, line);
 		}
 		corral_result_clear(&res);
 	}
 	if (c->abstract_fd < 0) {
-		record(c, "net.unix", "unix-abstract", R_NA, "no abstract Unix socket could be bound");
+		record(c, CORRAL_P_NET_UNIX, "unix-abstract", R_NA, "no abstract Unix socket could be bound");
 	} else {
-		simple(c, "net.unix", "unix-abstract", net == CORRAL_NET_NONE ? "net.no_sockets" : "scope.abstract_unix",
+		simple(c, CORRAL_P_NET_UNIX, "unix-abstract", net == CORRAL_NET_NONE ? CORRAL_P_NET_NO_SOCKETS : CORRAL_P_SCOPE_ABSTRACT_UNIX,
 		       (const char *[]){ "unix", "abstract", c->abstract_name, NULL });
 		if (listener_hit(c->abstract_fd, true))
-			record(c, "net.unix", "unix-abstract-listener", R_BROKEN,
+			record(c, CORRAL_P_NET_UNIX, "unix-abstract-listener", R_BROKEN,
 			       "check's abstract Unix socket accepted a connection");
 	}
 }
 
 static void syscall_canaries(struct check *c)
 {
-	simple(c, "syscall.bypass", "io_uring", "net.no_io_uring", (const char *[]){ "io-uring", NULL });
+	simple(c, CORRAL_P_SYSCALL_BYPASS, "io_uring", CORRAL_P_NET_NO_IO_URING, (const char *[]){ "io-uring", NULL });
 #if defined(__x86_64__)
-	simple(c, "syscall.bypass", "x32", "seccomp.foreign_abi", (const char *[]){ "foreign-abi", "x32", NULL });
-	simple(c, "syscall.bypass", "i386", "seccomp.foreign_abi", (const char *[]){ "foreign-abi", "i386", NULL });
+	simple(c, CORRAL_P_SYSCALL_BYPASS, "x32", CORRAL_P_SECCOMP_FOREIGN_ABI, (const char *[]){ "foreign-abi", "x32", NULL });
+	simple(c, CORRAL_P_SYSCALL_BYPASS, "i386", CORRAL_P_SECCOMP_FOREIGN_ABI, (const char *[]){ "foreign-abi", "i386", NULL });
 #else
-	record(c, "syscall.bypass", "foreign-abi", R_NA, "the foreign-ABI canaries are written for x86_64");
+	record(c, CORRAL_P_SYSCALL_BYPASS, "foreign-abi", R_NA, "the foreign-ABI canaries are written for x86_64");
 #endif
 }
 
@@ -862,24 +828,24 @@ static void process_canaries(struct check *c)
 {
 	char pid[16];
 
-	const struct corral_promise *sig = posture(c, "scope.signal");
+	const struct corral_promise *sig = posture(c, CORRAL_P_SCOPE_SIGNAL);
 	struct corral_error err = {};
 
 	snprintf(pid, sizeof(pid), "%d", c->sleeper);
-	simple(c, "proc.isolation", "signal", "scope.signal", (const char *[]){ "signal", pid, NULL });
+	simple(c, CORRAL_P_PROC_ISOLATION, "signal", CORRAL_P_SCOPE_SIGNAL, (const char *[]){ "signal", pid, NULL });
 	if (!sleeper_alive(c, 50)) {
 		if (sig && sig->state == CORRAL_PROMISE_DROPPED)
-			record_dropped(c, "proc.isolation", "signal-victim",
+			record_dropped(c, CORRAL_P_PROC_ISOLATION, "signal-victim",
 				       "the outside process (pid %s) was killed (expected: scope.signal was dropped "
 				       "under compat best-effort: %s)", pid, sig->why);
 		else
-			record(c, "proc.isolation", "signal-victim", R_BROKEN,
+			record(c, CORRAL_P_PROC_ISOLATION, "signal-victim", R_BROKEN,
 			       "the outside process (pid %s) died while the signal canary ran", pid);
 		/* A dead target would make the next canaries pass for nothing. */
 		waitpid(c->sleeper, NULL, 0);
 		c->sleeper = -1;
 		if (start_sleeper(c, geteuid() == 0, &err) < 0) {
-			record(c, "proc.isolation", "ptrace", R_INCONCLUSIVE, "control failed: %s", err.message);
+			record(c, CORRAL_P_PROC_ISOLATION, "ptrace", R_INCONCLUSIVE, "control failed: %s", err.message);
 			return;
 		}
 		snprintf(pid, sizeof(pid), "%d", c->sleeper);
@@ -887,25 +853,25 @@ static void process_canaries(struct check *c)
 	for (size_t i = 0; i < 3; i++) {
 		static const char *const names[] = { "ptrace", "proc-pid", "prlimit" };
 		static const char *const verbs[] = { "ptrace", "proc", "prlimit" };
-		static const char *const postures[] = { "scope.ptrace", "scope.ptrace", "seccomp.deny_table" };
+		static const enum corral_promise_id postures[] = { CORRAL_P_SCOPE_PTRACE, CORRAL_P_SCOPE_PTRACE, CORRAL_P_SECCOMP_DENY_TABLE };
 		const char *name = names[i];
 		struct corral_result res = CORRAL_RESULT_INIT;
 		char *line;
 
 		if (exec_canary(c, c->sb, (const char *[]){ verbs[i], pid, NULL }, CANARY_TIMEOUT, 0, &res,
 				&err) < 0) {
-			record(c, "proc.isolation", name, R_INCONCLUSIVE, "corral could not run the canary: %s",
+			record(c, CORRAL_P_PROC_ISOLATION, name, R_INCONCLUSIVE, "corral could not run the canary: %s",
 			       err.message);
 			continue;
 		}
 		line = first_line(&res);
 		/* A dead target (a zombie's /proc entries are open to anyone) proves nothing either way. */
 		if (!sleeper_alive(c, 0))
-			record(c, "proc.isolation", name, R_INCONCLUSIVE,
+			record(c, CORRAL_P_PROC_ISOLATION, name, R_INCONCLUSIVE,
 			       "control failed: the outside process (pid %s) died while the canary ran (%s)", pid,
 			       line ? line : "no verdict");
 		else
-			record_line(c, "proc.isolation", name, postures[i], line);
+			record_line(c, CORRAL_P_PROC_ISOLATION, name, postures[i], line);
 		corral_result_clear(&res);
 	}
 	{
@@ -914,12 +880,12 @@ static void process_canaries(struct check *c)
 		char sid[16];
 
 		if (id < 0) {
-			record(c, "proc.isolation", "sysv", R_INCONCLUSIVE,
+			record(c, CORRAL_P_PROC_ISOLATION, "sysv", R_INCONCLUSIVE,
 			       "control failed: no System V segment could be made outside: %s", corral_strerror(errno));
 			return;
 		}
 		snprintf(sid, sizeof(sid), "%d", id);
-		simple(c, "proc.isolation", "sysv", "seccomp.deny_table", (const char *[]){ "sysv", sid, NULL });
+		simple(c, CORRAL_P_PROC_ISOLATION, "sysv", CORRAL_P_SECCOMP_DENY_TABLE, (const char *[]){ "sysv", sid, NULL });
 		shmctl(id, IPC_RMID, NULL);
 	}
 }
@@ -929,7 +895,7 @@ static void tty_canaries(struct check *c)
 	int queued = 0;
 
 	if (c->pty_slave < 0) {
-		record(c, "tty.no_injection", "tiocsti", R_NA, "no pseudo-terminal could be opened on this host");
+		record(c, CORRAL_P_TTY_NO_INJECTION, "tiocsti", R_NA, "no pseudo-terminal could be opened on this host");
 		return;
 	}
 	/*
@@ -939,10 +905,10 @@ static void tty_canaries(struct check *c)
 	 * checks pass and only the filter can refuse it.
 	 */
 	c->canary_stdin = c->pty_slave;
-	simple(c, "tty.no_injection", "tiocsti", "tty.no_injection", (const char *[]){ "tty", c->pts, NULL });
+	simple(c, CORRAL_P_TTY_NO_INJECTION, "tiocsti", CORRAL_P_TTY_NO_INJECTION, (const char *[]){ "tty", c->pts, NULL });
 	c->canary_stdin = -1;
 	if (ioctl(c->pty_slave, FIONREAD, &queued) == 0 && queued > 0)
-		record(c, "tty.no_injection", "tiocsti-input", R_BROKEN,
+		record(c, CORRAL_P_TTY_NO_INJECTION, "tiocsti-input", R_BROKEN,
 		       "%d bytes were injected into the terminal's input queue", queued);
 }
 
@@ -958,11 +924,11 @@ static void leak_canaries(struct check *c)
 	/* A descriptor without O_CLOEXEC, exactly the kind a careless host leaks. */
 	fd = open(c->outside, O_RDONLY | O_DIRECTORY);
 	if (fd < 0) {
-		record(c, "leak.fds", "fds", R_INCONCLUSIVE, "control failed: could not open a descriptor to plant: %s",
+		record(c, CORRAL_P_LEAK_FDS, "fds", R_INCONCLUSIVE, "control failed: could not open a descriptor to plant: %s",
 		       corral_strerror(errno));
 	} else {
 		snprintf(fdnum, sizeof(fdnum), "%d", fd);
-		simple(c, "leak.fds", "fds", NULL, (const char *[]){ "fds", fdnum, NULL });
+		simple(c, CORRAL_P_LEAK_FDS, "fds", NO_POSTURE, (const char *[]){ "fds", fdnum, NULL });
 		close(fd);
 	}
 
@@ -973,7 +939,7 @@ static void leak_canaries(struct check *c)
 			fclose(fr);
 		free(allowed);
 		free(required);
-		record(c, "leak.env", "env", R_INCONCLUSIVE, "out of memory");
+		record(c, CORRAL_P_LEAK_ENV, "env", R_INCONCLUSIVE, "out of memory");
 		return;
 	}
 	/* What corral itself sets (supervisor/local/env.c) plus what the policy lists. */
@@ -987,17 +953,17 @@ static void leak_canaries(struct check *c)
 	}
 	fclose(fa);
 	fclose(fr);
-	simple(c, "leak.env", "env", NULL, (const char *[]){ "env", allowed, required, NULL });
+	simple(c, CORRAL_P_LEAK_ENV, "env", NO_POSTURE, (const char *[]){ "env", allowed, required, NULL });
 	free(allowed);
 	free(required);
 }
 
 static void priv_canaries(struct check *c)
 {
-	const struct corral_promise *nr = posture(c, "identity.non_root");
+	const struct corral_promise *nr = posture(c, CORRAL_P_IDENTITY_NON_ROOT);
 	bool want_nonroot = nr && nr->state == CORRAL_PROMISE_ENFORCED;
 
-	simple(c, "priv.none", "privs", "priv.no_capabilities",
+	simple(c, CORRAL_P_PRIV_NONE, "privs", CORRAL_P_PRIV_NO_CAPABILITIES,
 	       (const char *[]){ "privs", want_nonroot ? "1" : "0", c->sb->drop_caps ? "1" : "0", NULL });
 	/*
 	 * Part of the promise is not made (--user root, or corral unprivileged):
@@ -1005,7 +971,7 @@ static void priv_canaries(struct check *c)
 	 * on the strength of the capability and no_new_privs canaries.
 	 */
 	if (!want_nonroot && nr)
-		record_dropped(c, "priv.none", "non-root", "%s", nr->why);
+		record_dropped(c, CORRAL_P_PRIV_NONE, "non-root", "%s", nr->why);
 }
 
 static unsigned long long proc_starttime(pid_t pid, char *state)
@@ -1032,7 +998,7 @@ static void judge_daemon(struct check *c, const char *name, const char *file, co
 		char end[128];
 
 		describe_end(res, end, sizeof(end));
-		record(c, "lifetime", name, R_INCONCLUSIVE,
+		record(c, CORRAL_P_LIFETIME, name, R_INCONCLUSIVE,
 		       "control failed: the daemon never wrote its pid (the canary %s, saying: %.*s)", end,
 		       res->stdout_buf ? (int)strcspn(res->stdout_buf, "\n") : 0, res->stdout_buf ? res->stdout_buf : "");
 		return;
@@ -1040,10 +1006,10 @@ static void judge_daemon(struct check *c, const char *name, const char *file, co
 	if (proc_starttime(pid, &state) == start && start && state != 'Z' && state != 'X') {
 		/* Broken: do not leave it running. */
 		kill(pid, SIGKILL);
-		record(c, "lifetime", name, R_BROKEN, "the setsid daemon (pid %d) was still running after the run", pid);
+		record(c, CORRAL_P_LIFETIME, name, R_BROKEN, "the setsid daemon (pid %d) was still running after the run", pid);
 		return;
 	}
-	record(c, "lifetime", name, R_HELD, "the setsid daemon (pid %d) was gone when the run returned", pid);
+	record(c, CORRAL_P_LIFETIME, name, R_HELD, "the setsid daemon (pid %d) was gone when the run returned", pid);
 }
 
 static void lifetime_canaries(struct check *c)
@@ -1056,7 +1022,7 @@ static void lifetime_canaries(struct check *c)
 		char path[256];
 
 		if (exec_canary(c, c->sb, (const char *[]){ "daemon", "deadline", NULL }, timeout, 0, &res, &err) < 0) {
-			record(c, "lifetime", "deadline-setsid", R_INCONCLUSIVE, "corral could not run the canary: %s",
+			record(c, CORRAL_P_LIFETIME, "deadline-setsid", R_INCONCLUSIVE, "corral could not run the canary: %s",
 			       err.message);
 			break;
 		}
@@ -1070,7 +1036,7 @@ static void lifetime_canaries(struct check *c)
 			char end[128];
 
 			describe_end(&res, end, sizeof(end));
-			record(c, "lifetime", "deadline-setsid", R_BROKEN,
+			record(c, CORRAL_P_LIFETIME, "deadline-setsid", R_BROKEN,
 			       "the deadline (%g s) did not end the run: the canary %s", timeout, end);
 		} else {
 			judge_daemon(c, "deadline-setsid", "daemon-deadline.pid", &res);
@@ -1080,7 +1046,7 @@ static void lifetime_canaries(struct check *c)
 	corral_result_clear(&res);
 
 	if (exec_canary(c, c->sb, (const char *[]){ "daemon", "exit", NULL }, CANARY_TIMEOUT, 0, &res, &err) < 0)
-		record(c, "lifetime", "exit-double-fork", R_INCONCLUSIVE, "corral could not run the canary: %s",
+		record(c, CORRAL_P_LIFETIME, "exit-double-fork", R_INCONCLUSIVE, "corral could not run the canary: %s",
 		       err.message);
 	else
 		judge_daemon(c, "exit-double-fork", "daemon-exit.pid", &res);
@@ -1117,21 +1083,87 @@ static void memory_cgroup_canary(struct check *c, const char *bytes)
 
 	if (exec_canary(c, c->sb, (const char *[]){ "memory", bytes, "touch", NULL }, CANARY_TIMEOUT, 0, &res,
 			&err) < 0) {
-		record(c, "limits.memory", "touch-beyond", R_INCONCLUSIVE, "corral could not run the canary: %s",
+		record(c, CORRAL_P_LIMITS_MEMORY, "touch-beyond", R_INCONCLUSIVE, "corral could not run the canary: %s",
 		       err.message);
 		return;
 	}
 	line = first_line(&res);
 	if (res.ended_by && strcmp(res.ended_by, "memory") == 0) {
-		record(c, "limits.memory", "touch-beyond", R_HELD,
+		record(c, CORRAL_P_LIMITS_MEMORY, "touch-beyond", R_HELD,
 		       "touching %s bytes and more: the run's memory cgroup killed it (OOM, ended_by memory)", bytes);
 	} else if (line && *line) {
-		record_line(c, "limits.memory", "touch-beyond", NULL, line);
+		record_line(c, CORRAL_P_LIMITS_MEMORY, "touch-beyond", NO_POSTURE, line);
 	} else {
 		describe_end(&res, end, sizeof(end));
-		record(c, "limits.memory", "touch-beyond", R_INCONCLUSIVE, "no verdict: the canary %s", end);
+		record(c, CORRAL_P_LIMITS_MEMORY, "touch-beyond", R_INCONCLUSIVE, "no verdict: the canary %s", end);
 	}
 	corral_result_clear(&res);
+}
+
+/*
+ * A link the command planted in its root, named as a later run's root,
+ * would confine that run to the link's target and, as root, run it as
+ * the target's owner: corral_sandbox_new must refuse it. As root the
+ * command (another uid) plants it in the root; unprivileged its links are
+ * the caller's own, so it plants one in a directory of the root any uid
+ * may write (the other half of the rule). Control: the same target through
+ * a link check itself made in its own scratch directory is accepted.
+ */
+static void root_link_canaries(struct check *c)
+{
+	struct corral_result res = CORRAL_RESULT_INIT;
+	struct corral_error err = {};
+	struct corral_sandbox *sb = NULL;
+	char planted[256], own[256], dir[200], *line;
+	bool as_root = geteuid() == 0;
+	int r;
+
+	if (c->uid == 0) {
+		record(c, CORRAL_P_PRIV_NONE, "planted-root", R_NA,
+		       "the command runs as root (--user root): a link it plants is root's, which corral cannot tell from the host's own");
+		return;
+	}
+	snprintf(dir, sizeof(dir), "%s%s", c->root, as_root ? "" : "/open");
+	if (!as_root && ((mkdir(dir, 0777) < 0 && errno != EEXIST) || chmod(dir, 0777) < 0)) {
+		record(c, CORRAL_P_PRIV_NONE, "planted-root", R_INCONCLUSIVE, "control failed: mkdir %s: %s", dir,
+		       corral_strerror(errno));
+		return;
+	}
+	snprintf(planted, sizeof(planted), "%s/planted-root", dir);
+	snprintf(own, sizeof(own), "%s/own-link", c->scratch);
+	r = exec_canary(c, c->sb, (const char *[]){ "plant-link", c->outside, as_root ? "." : "open", NULL },
+			CANARY_TIMEOUT, 0, &res, &err);
+	line = r == 0 ? first_line(&res) : NULL;
+	if (!line || strncmp(line, CANARY_HELD " ", strlen(CANARY_HELD) + 1) != 0) {
+		record(c, CORRAL_P_PRIV_NONE, "planted-root", R_INCONCLUSIVE, "control failed: the canary planted no link (%s)",
+		       r < 0 ? err.message : line ? line : "no output");
+		corral_result_clear(&res);
+		return;
+	}
+	corral_result_clear(&res);
+	unlink(own);
+	if (symlink(c->outside, own) < 0 || derived_sandbox(c, "root", own, &sb, &err) < 0) {
+		record(c, CORRAL_P_PRIV_NONE, "planted-root", R_INCONCLUSIVE,
+		       "control failed: a root reached through check's own link: %s", err.message[0] ? err.message : corral_strerror(errno));
+		corral_sandbox_free(sb);
+		unlink(own);
+		return;
+	}
+	corral_sandbox_free(sb);
+	sb = NULL;
+	unlink(own);
+	memset(&err, 0, sizeof(err));
+	r = derived_sandbox(c, "root", planted, &sb, &err);
+	if (r == 0)
+		record(c, CORRAL_P_PRIV_NONE, "planted-root", R_BROKEN,
+		       "a root reached through the link %s the command planted was accepted (running as uid %u)", planted,
+		       (unsigned)sb->uid);
+	else if (err.code == CORRAL_E_REFUSED)
+		record(c, CORRAL_P_PRIV_NONE, "planted-root", R_HELD, "refused: %s", err.message);
+	else
+		record(c, CORRAL_P_PRIV_NONE, "planted-root", R_INCONCLUSIVE, "refused for another reason: %s", err.message);
+	corral_sandbox_free(sb);
+	unlink(planted);
 }
 
 static void limit_canaries(struct check *c)
@@ -1150,29 +1182,29 @@ static void limit_canaries(struct check *c)
 	if (p->limits.memory && corral_sandbox_memory_cgroup(c->sb)) {
 		memory_cgroup_canary(c, a[0]);
 	} else if (p->limits.memory) {
-		simple(c, "limits.memory", "rlimit", NULL, (const char *[]){ "rlimits", a[0], "0", "0", "0", NULL });
-		simple(c, "limits.memory", "map-beyond", NULL, (const char *[]){ "memory", a[0], NULL });
+		simple(c, CORRAL_P_LIMITS_MEMORY, "rlimit", NO_POSTURE, (const char *[]){ "rlimits", a[0], "0", "0", "0", NULL });
+		simple(c, CORRAL_P_LIMITS_MEMORY, "map-beyond", NO_POSTURE, (const char *[]){ "memory", a[0], NULL });
 	} else {
-		record(c, "limits.memory", "map-beyond", R_NA, "the policy sets no memory limit");
+		record(c, CORRAL_P_LIMITS_MEMORY, "map-beyond", R_NA, "the policy sets no memory limit");
 	}
 	if (p->limits.file_size) {
-		simple(c, "limits.file_size", "rlimit", NULL, (const char *[]){ "rlimits", "0", "0", a[2], "0", NULL });
-		simple(c, "limits.file_size", "write-beyond", NULL, (const char *[]){ "file-size", a[2], NULL });
+		simple(c, CORRAL_P_LIMITS_FILE_SIZE, "rlimit", NO_POSTURE, (const char *[]){ "rlimits", "0", "0", a[2], "0", NULL });
+		simple(c, CORRAL_P_LIMITS_FILE_SIZE, "write-beyond", NO_POSTURE, (const char *[]){ "file-size", a[2], NULL });
 	} else {
-		record(c, "limits.file_size", "write-beyond", R_NA, "the policy sets no file size limit");
+		record(c, CORRAL_P_LIMITS_FILE_SIZE, "write-beyond", R_NA, "the policy sets no file size limit");
 	}
 	if (p->limits.open_files) {
-		simple(c, "limits.open_files", "rlimit", NULL, (const char *[]){ "rlimits", "0", "0", "0", a[3], NULL });
-		simple(c, "limits.open_files", "open-beyond", NULL, (const char *[]){ "open-files", a[3], NULL });
+		simple(c, CORRAL_P_LIMITS_OPEN_FILES, "rlimit", NO_POSTURE, (const char *[]){ "rlimits", "0", "0", "0", a[3], NULL });
+		simple(c, CORRAL_P_LIMITS_OPEN_FILES, "open-beyond", NO_POSTURE, (const char *[]){ "open-files", a[3], NULL });
 	} else {
-		record(c, "limits.open_files", "open-beyond", R_NA, "the policy sets no open-files limit");
+		record(c, CORRAL_P_LIMITS_OPEN_FILES, "open-beyond", R_NA, "the policy sets no open-files limit");
 	}
 
 	/* Processes: at the policy's value when it is small enough to fork that many. */
 	if (!p->limits.processes) {
-		record(c, "limits.processes", "fork-beyond", R_NA, "the policy sets no process limit");
+		record(c, CORRAL_P_LIMITS_PROCESSES, "fork-beyond", R_NA, "the policy sets no process limit");
 	} else {
-		const struct corral_promise *pp = posture(c, "limits.processes");
+		const struct corral_promise *pp = posture(c, CORRAL_P_LIMITS_PROCESSES);
 		char n[32];
 		struct corral_sandbox *sb = c->sb;
 		const char *name = "fork-beyond";
@@ -1182,22 +1214,22 @@ static void limit_canaries(struct check *c)
 			snprintf(n, sizeof(n), "64");
 			name = "fork-beyond (proven at 64)";
 			if (derived_sandbox(c, "procs", "64", &dsb, &err) < 0) {
-				record(c, "limits.processes", name, R_INCONCLUSIVE, "derived sandbox: %s", err.message);
+				record(c, CORRAL_P_LIMITS_PROCESSES, name, R_INCONCLUSIVE, "derived sandbox: %s", err.message);
 				sb = NULL;
 			} else {
 				sb = dsb;
 			}
 		}
 		if (pp && pp->state == CORRAL_PROMISE_DROPPED) {
-			record_dropped(c, "limits.processes", name, "dropped under compat best-effort: %s", pp->why);
+			record_dropped(c, CORRAL_P_LIMITS_PROCESSES, name, "dropped under compat best-effort: %s", pp->why);
 		} else if (sb) {
 			if (exec_canary(c, sb,
 					(const char *[]){ "processes", n, sb->nproc_relative ? "relative" : "exact", NULL },
 					CANARY_TIMEOUT, 0, &res, &err) < 0)
-				record(c, "limits.processes", name, R_INCONCLUSIVE, "corral could not run the canary: %s",
+				record(c, CORRAL_P_LIMITS_PROCESSES, name, R_INCONCLUSIVE, "corral could not run the canary: %s",
 				       err.message);
 			else
-				record_line(c, "limits.processes", name, "limits.processes", first_line(&res));
+				record_line(c, CORRAL_P_LIMITS_PROCESSES, name, CORRAL_P_LIMITS_PROCESSES, first_line(&res));
 			corral_result_clear(&res);
 		}
 		corral_sandbox_free(dsb);
@@ -1206,32 +1238,32 @@ static void limit_canaries(struct check *c)
 
 	/* CPU: the configured value, then the mechanism at 1 s (nobody waits a minute for a check). */
 	if (!p->limits.cpu) {
-		record(c, "limits.cpu", "spin", R_NA, "the policy sets no CPU limit");
+		record(c, CORRAL_P_LIMITS_CPU, "spin", R_NA, "the policy sets no CPU limit");
 	} else {
 		char one[16];
 
-		simple(c, "limits.cpu", "rlimit", NULL, (const char *[]){ "rlimits", "0", a[1], "0", "0", NULL });
+		simple(c, CORRAL_P_LIMITS_CPU, "rlimit", NO_POSTURE, (const char *[]){ "rlimits", "0", a[1], "0", "0", NULL });
 		snprintf(one, sizeof(one), "%d", CPU_TEST_SECONDS);
 		if (derived_sandbox(c, "cpu", one, &dsb, &err) < 0) {
-			record(c, "limits.cpu", "spin (proven at 1 s)", R_INCONCLUSIVE, "derived sandbox: %s", err.message);
+			record(c, CORRAL_P_LIMITS_CPU, "spin (proven at 1 s)", R_INCONCLUSIVE, "derived sandbox: %s", err.message);
 		} else if (exec_canary(c, dsb, (const char *[]){ "cpu", CPU_SPIN_MS, CPU_SPIN_WALL, NULL },
 				       CANARY_TIMEOUT, 0, &res, &err) < 0) {
-			record(c, "limits.cpu", "spin (proven at 1 s)", R_INCONCLUSIVE, "corral could not run the canary: %s",
+			record(c, CORRAL_P_LIMITS_CPU, "spin (proven at 1 s)", R_INCONCLUSIVE, "corral could not run the canary: %s",
 			       err.message);
 		} else {
 			char *line = first_line(&res);
 
 			if (!line || strncmp(line, "spinning", 8) != 0)
-				record(c, "limits.cpu", "spin (proven at 1 s)", R_INCONCLUSIVE,
+				record(c, CORRAL_P_LIMITS_CPU, "spin (proven at 1 s)", R_INCONCLUSIVE,
 				       "control failed: the canary did not start spinning");
 			else if (res.signal == SIGXCPU || res.signal == SIGKILL)
-				record(c, "limits.cpu", "spin (proven at 1 s)", R_HELD,
+				record(c, CORRAL_P_LIMITS_CPU, "spin (proven at 1 s)", R_HELD,
 				       "killed by SIG%s after %.0f ms of CPU", corral_signal_abbrev(res.signal) ?: "?", res.cpu_ms);
 			else if (res.cpu_ms >= atof(CPU_SPIN_MS) - 100)
-				record(c, "limits.cpu", "spin (proven at 1 s)", R_BROKEN,
+				record(c, CORRAL_P_LIMITS_CPU, "spin (proven at 1 s)", R_BROKEN,
 				       "spun %.0f ms of CPU with a 1 s limit and was not stopped", res.cpu_ms);
 			else
-				record(c, "limits.cpu", "spin (proven at 1 s)", R_INCONCLUSIVE,
+				record(c, CORRAL_P_LIMITS_CPU, "spin (proven at 1 s)", R_INCONCLUSIVE,
 				       "control failed: the host gave the canary only %.0f ms of CPU in %s s", res.cpu_ms,
 				       CPU_SPIN_WALL);
 		}
@@ -1253,23 +1285,23 @@ static void limit_canaries(struct check *c)
 		snprintf(n, sizeof(n), "%llu", (unsigned long long)cap);
 		if (exec_canary(c, c->sb, (const char *[]){ "output", n, NULL }, CANARY_TIMEOUT, (size_t)cap, &res,
 				&err) < 0) {
-			record(c, "limits.output", name, R_INCONCLUSIVE, "corral could not run the canary: %s", err.message);
+			record(c, CORRAL_P_LIMITS_OUTPUT, name, R_INCONCLUSIVE, "corral could not run the canary: %s", err.message);
 		} else if (!res.exited || res.exit_status != 0) {
 			char end[128];
 
 			describe_end(&res, end, sizeof(end));
-			record(c, "limits.output", name, R_BROKEN, "the flooding canary did not finish cleanly: it %s", end);
+			record(c, CORRAL_P_LIMITS_OUTPUT, name, R_BROKEN, "the flooding canary did not finish cleanly: it %s", end);
 		} else if (res.stdout_len > cap + 64 || res.stderr_len > cap + 64 || !res.stdout_truncated ||
 			   !res.stderr_truncated || res.stdout_bytes < cap + 128 * 1024 ||
 			   res.stderr_bytes < cap + 128 * 1024) {
 			/* 64: room for the one "[… N bytes omitted …]" line, which does not count against the cap. */
-			record(c, "limits.output", name, R_BROKEN,
+			record(c, CORRAL_P_LIMITS_OUTPUT, name, R_BROKEN,
 			       "kept %zu/%zu bytes of stdout/stderr (%llu/%llu written) with a cap of %llu (truncated: %s/%s)",
 			       res.stdout_len, res.stderr_len, (unsigned long long)res.stdout_bytes,
 			       (unsigned long long)res.stderr_bytes, (unsigned long long)cap,
 			       res.stdout_truncated ? "yes" : "no", res.stderr_truncated ? "yes" : "no");
 		} else {
-			record(c, "limits.output", name, R_HELD,
+			record(c, CORRAL_P_LIMITS_OUTPUT, name, R_HELD,
 			       "kept %zu and %zu bytes (head and tail, with the omission line) of a %llu-byte flood per "
 			       "stream, every byte counted", res.stdout_len, res.stderr_len,
 			       (unsigned long long)cap + 128 * 1024);
@@ -1291,6 +1323,8 @@ static char *build_report(struct check *c, bool *all_held)
 		int state;
 		const char *why = "";
 
+		if (!(corral_promises[i].kinds & CORRAL_PK_CHECK))
+			continue;
 		if (a->n[R_BROKEN])
 			state = R_BROKEN;
 		else if (a->n_dropped)
@@ -1305,8 +1339,8 @@ static char *build_report(struct check *c, bool *all_held)
 			why = a->n_dropped ? a->dropped_why : a->why[0] ? a->why : "no canary applies";
 		if (state == R_BROKEN || state == R_INCONCLUSIVE)
 			held = false;
-		json_array_append_new(ps, json_pack("{s:s,s:s,s:s,s:s,s:O}", "id", promise_defs[i].id, "promise",
-						    promise_defs[i].text, "state", result_names[state], "why", why,
+		json_array_append_new(ps, json_pack("{s:s,s:s,s:s,s:s,s:O}", "id", corral_promises[i].id, "promise",
+						    corral_promises[i].text, "state", result_names[state], "why", why,
 						    "canaries", a->canaries));
 	}
 	for (size_t i = 0; i < c->sb->n_dropped; i++)
@@ -1512,6 +1546,7 @@ _public_ int corral_check(const struct corral_policy *p, char **json_out, bool *
 	tty_canaries(&c);
 	leak_canaries(&c);
 	priv_canaries(&c);
+	root_link_canaries(&c);
 	lifetime_canaries(&c);
 	limit_canaries(&c);
 

@@ -160,35 +160,35 @@ static void docker_promises(const struct corral_policy *p, uid_t uid, struct cor
 {
 	bool net_none = p->network != CORRAL_NET_HOST;
 
-	corral_posture_add(ps, "fs.write", CORRAL_PROMISE_ENFORCED,
+	corral_posture_add(ps, CORRAL_P_FS_WRITE, CORRAL_PROMISE_ENFORCED,
 			   "writes outside the root and fs.read_write: the container's root filesystem is --read-only, /tmp a private tmpfs");
-	corral_posture_add(ps, "fs.read", CORRAL_PROMISE_ENFORCED,
+	corral_posture_add(ps, CORRAL_P_FS_READ, CORRAL_PROMISE_ENFORCED,
 			   "reads of host files outside the root, fs.read_write and fs.read_only: the container sees only its image and those bind mounts");
 	if (net_none)
-		corral_posture_add(ps, "net.none", CORRAL_PROMISE_ENFORCED,
+		corral_posture_add(ps, CORRAL_P_NET_NONE, CORRAL_PROMISE_ENFORCED,
 				   "no network: --network none (a private namespace with only lo)");
 	else
-		corral_posture_add(ps, "net.none", CORRAL_PROMISE_NA,
+		corral_posture_add(ps, CORRAL_P_NET_NONE, CORRAL_PROMISE_NA,
 				   "network host asked for: --network host, the host's network namespace: its "
 				   "abstract Unix sockets too (no Landlock scope in the container, unlike the local provider)");
-	corral_posture_add(ps, "net.no_io_uring", CORRAL_PROMISE_NA,
+	corral_posture_add(ps, CORRAL_P_NET_NO_IO_URING, CORRAL_PROMISE_NA,
 			   "io_uring is not filtered: docker's default seccomp profile allows io_uring_setup on this docker version; it reaches nothing the container's namespaces do not already allow (no network under --network none)");
-	corral_posture_add(ps, "scope.processes", CORRAL_PROMISE_ENFORCED,
+	corral_posture_add(ps, CORRAL_P_SCOPE_PROCESSES, CORRAL_PROMISE_ENFORCED,
 			   "signals, ptrace and /proc of processes outside the container: its own pid namespace");
-	corral_posture_add(ps, "seccomp.docker_default", CORRAL_PROMISE_ENFORCED,
+	corral_posture_add(ps, CORRAL_P_SECCOMP_DOCKER_DEFAULT, CORRAL_PROMISE_ENFORCED,
 			   "docker's default seccomp profile (not corral's filter)");
-	corral_posture_add(ps, "priv.no_new_privs", CORRAL_PROMISE_ENFORCED,
+	corral_posture_add(ps, CORRAL_P_PRIV_NO_NEW_PRIVS, CORRAL_PROMISE_ENFORCED,
 			   "--security-opt no-new-privileges");
-	corral_posture_add(ps, "priv.no_capabilities", CORRAL_PROMISE_ENFORCED, "--cap-drop ALL");
+	corral_posture_add(ps, CORRAL_P_PRIV_NO_CAPABILITIES, CORRAL_PROMISE_ENFORCED, "--cap-drop ALL");
 	if (uid == 0)
-		corral_posture_add(ps, "identity.non_root", CORRAL_PROMISE_NA,
+		corral_posture_add(ps, CORRAL_P_IDENTITY_NON_ROOT, CORRAL_PROMISE_NA,
 				   "user root asked for: uid 0 in the container, every capability dropped");
 	else
-		corral_posture_add(ps, "identity.non_root", CORRAL_PROMISE_ENFORCED,
+		corral_posture_add(ps, CORRAL_P_IDENTITY_NON_ROOT, CORRAL_PROMISE_ENFORCED,
 				   "the container runs as uid %u (--user)", (unsigned)uid);
-	corral_posture_add(ps, "limits.cgroup", CORRAL_PROMISE_ENFORCED,
+	corral_posture_add(ps, CORRAL_P_LIMITS_CGROUP, CORRAL_PROMISE_ENFORCED,
 			   "memory and processes: the container's cgroup (--memory, --pids-limit); cpu, file size, open files: --ulimit");
-	corral_posture_add(ps, "lifetime", CORRAL_PROMISE_ENFORCED,
+	corral_posture_add(ps, CORRAL_P_LIFETIME, CORRAL_PROMISE_ENFORCED,
 			   "the container is killed and removed at the deadline, at exit, or when corral dies");
 }
 
@@ -209,14 +209,6 @@ static const char *network_name(int n)
 	return n == CORRAL_NET_HOST ? "host" : n == CORRAL_NET_LOOPBACK ? "loopback" : "none";
 }
 
-static const struct corral_promise *find_promise(const struct corral_posture *ps, const char *id)
-{
-	for (size_t i = 0; i < ps->n; i++)
-		if (strcmp(ps->items[i].id, id) == 0)
-			return &ps->items[i];
-	return NULL;
-}
-
 /*
  * Can the command reach a network? With "host", yes. Otherwise only the
  * socket filter keeps inet sockets from being created (Landlock's TCP rules
@@ -233,7 +225,7 @@ static bool posture_egress(const struct corral_policy *p, const struct corral_po
 	for (size_t i = 0; i < ps->n; i++) {
 		const struct corral_promise *pr = &ps->items[i];
 
-		if (strncmp(pr->id, "net.", 4) != 0 || strcmp(pr->id, "net.tcp_landlock") == 0)
+		if (strncmp(pr->id, "net.", 4) != 0 || pr->which == CORRAL_P_NET_TCP_LANDLOCK)
 			continue;
 		if (pr->state == CORRAL_PROMISE_DROPPED)
 			return true;
@@ -241,6 +233,47 @@ static bool posture_egress(const struct corral_policy *p, const struct corral_po
 			socket_filter = true;
 	}
 	return !socket_filter;
+}
+
+/*
+ * Does an extra read-only path (one the user added to the defaults) show
+ * the host beyond the system runtime: "/", or a path that is, holds or
+ * lies in a home directory (/home, /root, the caller's $HOME) or the
+ * host's state and kernel interfaces (/proc, /sys, /dev, /run, /var,
+ * /boot, /mnt, /media, /srv)? Judged as spelled and resolved; a path
+ * that does not resolve counts as spelled. Conservative: "fs_confined"
+ * promises a command that sees the workspace, not the host.
+ */
+static bool read_only_exposes_host(const struct corral_policy *p)
+{
+	static const char *const host[] = {
+		"/home", "/root", "/proc", "/sys", "/dev", "/run", "/var", "/boot", "/mnt", "/media", "/srv",
+	};
+	_cleanup_free_ char *home = NULL;
+	const char *h = getenv("HOME");
+
+	if (h && h[0] == '/' && strcmp(h, "/") != 0)
+		home = realpath(h, NULL);
+	for (size_t i = 0; i < p->fs.read_only.n; i++) {
+		const char *ro = p->fs.read_only.v[i];
+		_cleanup_free_ char *canon = NULL;
+
+		if (corral_is_default_read_only(ro))
+			continue;
+		canon = realpath(ro, NULL);
+		for (int k = 0; k < 2; k++) {
+			const char *path = k ? canon : ro;
+
+			if (!path)
+				continue;
+			if (home && (corral_path_contains(path, home) || corral_path_contains(home, path)))
+				return true;
+			for (size_t j = 0; j < ARRAY_SIZE(host); j++)
+				if (corral_path_contains(path, host[j]) || corral_path_contains(host[j], path))
+					return true;
+		}
+	}
+	return false;
 }
 
 static int root_absolute(const char *root, char **out, struct corral_error *err)
@@ -296,12 +329,29 @@ _public_ int corral_probe(const struct corral_policy *p, char **json_out, struct
 		goto out;
 	}
 	p = work;
-	r = root_absolute(p->root, &root, err);
-	if (r < 0)
-		goto out;
-	r = corral_policy_check_paths(p, err);
-	if (r < 0)
-		goto out;
+	memset(&netns, 0, sizeof(netns));
+	seccomp_ok = false;
+	/*
+	 * Every reason run would refuse is the report's "refusal", never
+	 * probe's own error: it still says what the kernel can do.
+	 */
+	if (root_absolute(p->root, &root, &ierr) < 0 || corral_policy_check_paths(p, &ierr) < 0) {
+		identity_refused = true;
+		goto report;
+	}
+	{
+		json_t *t = json_string(root);
+
+		if (!t) {
+			corral_err(&ierr, CORRAL_E_POLICY, EINVAL, "root%s: not valid UTF-8",
+				   p->root ? "" : " (the current directory)");
+			free(root);
+			root = NULL;
+			identity_refused = true;
+			goto report;
+		}
+		json_decref(t);
+	}
 	if (p->provider == CORRAL_PROVIDER_DOCKER) {
 		uid_t uid = 0;
 		gid_t gid;
@@ -351,9 +401,15 @@ _public_ int corral_probe(const struct corral_policy *p, char **json_out, struct
 		goto report;
 	}
 	corral_netns_posture(work, &netns, ps);
-	r = corral_ll_plan_new(p, root, ps, &plan, err);
-	if (r < 0)
-		goto out;
+	r = corral_ll_plan_new(p, root, ps, &plan, &ierr);
+	if (r < 0) {
+		if (ierr.code == CORRAL_E_INTERNAL) {
+			*err = ierr;
+			goto out;
+		}
+		identity_refused = true;
+		goto report;
+	}
 
 	{
 		int handover, um = corral_unix_mode(p, corral_landlock_abi(), &handover, ps);
@@ -363,10 +419,10 @@ _public_ int corral_probe(const struct corral_policy *p, char **json_out, struct
 							 handover, ps, &bpf, &serr) == 0;
 	}
 	if (!seccomp_ok)
-		corral_posture_add(ps, "seccomp.filter", CORRAL_PROMISE_DROPPED, "seccomp filter: %s",
+		corral_posture_add(ps, CORRAL_P_SECCOMP_FILTER, CORRAL_PROMISE_DROPPED, "seccomp filter: %s",
 				   serr.message[0] ? serr.message : "cannot be compiled");
 	corral_bpf_free(&bpf);
-	corral_posture_add(ps, "priv.no_new_privs", CORRAL_PROMISE_ENFORCED,
+	corral_posture_add(ps, CORRAL_P_PRIV_NO_NEW_PRIVS, CORRAL_PROMISE_ENFORCED,
 			   "no_new_privs: setuid and file capabilities cannot raise privilege");
 	{
 		uid_t uid;
@@ -393,11 +449,12 @@ _public_ int corral_probe(const struct corral_policy *p, char **json_out, struct
 report:
 
 	{
-		const struct corral_promise *w = find_promise(ps, "fs.write");
-		const struct corral_promise *rd = find_promise(ps, "fs.read");
+		const struct corral_promise *w = corral_posture_get(ps, CORRAL_P_FS_WRITE);
+		const struct corral_promise *rd = corral_posture_get(ps, CORRAL_P_FS_READ);
 
 		fs_confined = w && rd && w->state == CORRAL_PROMISE_ENFORCED &&
-			      rd->state == CORRAL_PROMISE_ENFORCED;
+			      rd->state == CORRAL_PROMISE_ENFORCED && !identity_refused &&
+			      !read_only_exposes_host(p);
 	}
 
 	promises = json_array();
@@ -417,7 +474,7 @@ report:
 		refusal = json_string(dropped->why);
 	else
 		refusal = json_null();
-	o = json_pack("{s:i,s:i,s:b,s:b,s:b,s:b,s:b,s:s,s:s,s:s,s:s,s:b,s:b,s:b,s:o*,s:O}",
+	o = json_pack("{s:i,s:i,s:b,s:b,s:b,s:b,s:b,s:s?,s:s,s:s,s:s,s:b,s:b,s:b,s:o*,s:O}",
 		      "landlock_abi", corral_landlock_abi(),
 		      "landlock_errata", corral_ll_errata(),
 		      "seccomp", corral_seccomp_available(),
@@ -425,7 +482,7 @@ report:
 		      "network_namespaces", corral_netns_check(&netns, netns_why, sizeof(netns_why)) == 0,
 		      "docker", probe_docker(),
 		      "running_as_root", geteuid() == 0,
-		      "root", root,
+		      "root", root ? root : p->root,
 		      "network", network_name(p->network),
 		      "compat", p->compat == CORRAL_COMPAT_BEST_EFFORT ? "best-effort" : "strict",
 		      "provider", p->provider == CORRAL_PROVIDER_DOCKER ? "docker" : "local",

@@ -5,14 +5,13 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "internal/utf8.h"
 #include "supervisor/cli/cli.h"
-#include "supervisor/exec/sandbox.h"
 
 static const char usage_main[] =
 	"Usage: corral COMMAND [OPTIONS]\n"
@@ -58,33 +57,6 @@ static const char usage_options[] =
 	"  --stdin pass|null      run: the caller's stdin, or /dev/null (default: null\n"
 	"                         with --json, else pass)\n";
 
-/*
- * |in| with what is not valid UTF-8 replaced by U+FFFD (one per maximal
- * subpart, as in results): JSON text must be UTF-8 (jansson refuses
- * anything else), and messages quote paths and arguments, which may hold
- * any bytes.
- */
-static void utf8_repair(const char *in, char *out, size_t size)
-{
-	const unsigned char *s = (const unsigned char *)in;
-	size_t o = 0, avail = strlen(in);
-
-	while (avail) {
-		size_t bad;
-		int n = corral_utf8_seq(s, avail, &bad);
-		const char *src = n > 0 ? (const char *)s : "\xEF\xBF\xBD";
-		size_t len = n > 0 ? (size_t)n : 3, step = n > 0 ? (size_t)n : bad;
-
-		if (o + len >= size)
-			break;
-		memcpy(out + o, src, len);
-		o += len;
-		s += step;
-		avail -= step;
-	}
-	out[o] = '\0';
-}
-
 int cli_fail(bool json, int code, const char *fmt, ...)
 {
 	char msg[1024];
@@ -95,19 +67,13 @@ int cli_fail(bool json, int code, const char *fmt, ...)
 	va_end(ap);
 
 	if (json) {
-		char text[3 * sizeof(msg)];
-		json_t *o;
+		char *s = corral_error_json(code, msg);
 
-		utf8_repair(msg, text, sizeof(text));
-		o = json_pack("{s:{s:s,s:s}}", "error", "code", corral_error_code_name(code),
-			      "message", text);
-		char *s = o ? json_dumps(o, 0) : NULL;
 		if (s)
 			printf("%s\n", s);
 		else
 			printf("{\"error\": {\"code\": \"internal\", \"message\": \"out of memory\"}}\n");
 		free(s);
-		json_decref(o);
 		fflush(stdout);
 	} else {
 		fprintf(stderr, "corral: %s\n", msg);
@@ -160,11 +126,9 @@ enum {
 	OPT_HELP,
 	OPT_STDIN,
 	/*
-	 * Every option of the run table, each its own value (OPT_OVERLAY + k)
-	 * so that an ambiguous abbreviation (--r: --root, --ro, --rw) is an
-	 * error with every C library: glibc's getopt_long otherwise takes the
-	 * first of several options with the same value. The name is the
-	 * overlay key.
+	 * Every option of the run table, each its own value (OPT_OVERLAY + k):
+	 * the index getopt_long returns names the overlay key. Abbreviations
+	 * never reach getopt_long (cli_inexact_option refuses them first).
 	 */
 	OPT_OVERLAY,
 	OPT_OVERLAY_END = OPT_OVERLAY + 64,
@@ -194,33 +158,107 @@ static const struct option common_longopts[] = {
 	{}
 };
 
-/*
- * "--r" (or "--r=X"): the long options it abbreviates when there are
- * several, as "--root, --ro, --rw" in |out|; false when it fits one or
- * none.
- */
-static bool ambiguous_option(const char *arg, char *out, size_t len)
+#define N_ELEMS(x) (sizeof(x) / sizeof((x)[0]))
+
+/* Levenshtein distance between |a| (|an| bytes) and |b|, for a suggestion. */
+static size_t edit_distance(const char *a, size_t an, const char *b)
 {
-	size_t n, used = 0, count = 0;
+	size_t bn = strlen(b), row[64], prev, cur;
 
-	if (strncmp(arg, "--", 2) != 0)
-		return false;
-	arg += 2;
-	n = strcspn(arg, "=");
-	out[0] = '\0';
-	for (const struct option *o = common_longopts; o->name; o++) {
-		if (strncmp(o->name, arg, n) != 0)
-			continue;
-		if (o->name[n] == '\0')
-			return false; /* an exact name is never ambiguous */
-		count++;
-		if (used < len) {
-			int w = snprintf(out + used, len - used, "%s--%s", count > 1 ? ", " : "", o->name);
+	if (an >= N_ELEMS(row) || bn >= N_ELEMS(row))
+		return SIZE_MAX;
+	for (size_t j = 0; j <= bn; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= an; i++) {
+		prev = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= bn; j++) {
+			size_t sub = prev + (a[i - 1] != b[j - 1]), best = sub;
 
-			used += w > 0 ? (size_t)w : 0;
+			cur = row[j];
+			if (row[j] + 1 < best)
+				best = row[j] + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			prev = cur;
 		}
 	}
-	return count > 1;
+	return row[bn];
+}
+
+/*
+ * The real options closest to the long option |name| (|n| bytes, without
+ * "--"), as "; did you mean --procs?" in |out| ("" when none is close):
+ * the ones it is a prefix of, else those at the smallest edit distance of
+ * at most 2 (a third of the name for long names).
+ */
+static void suggest_option(const char *name, size_t n, const struct option *opts, char *out, size_t len)
+{
+	const struct option *hits[8];
+	size_t nhits = 0, best = SIZE_MAX, limit = n >= 9 ? n / 3 : 2, used;
+
+	for (const struct option *o = opts; o->name; o++)
+		if (n > 0 && strncmp(o->name, name, n) == 0 && nhits < N_ELEMS(hits))
+			hits[nhits++] = o;
+	if (!nhits) {
+		for (const struct option *o = opts; o->name; o++) {
+			size_t d = edit_distance(name, n, o->name);
+
+			if (d > limit || d > best)
+				continue;
+			if (d < best)
+				nhits = 0;
+			best = d;
+			if (nhits < N_ELEMS(hits))
+				hits[nhits++] = o;
+		}
+	}
+	out[0] = '\0';
+	if (!nhits)
+		return;
+	used = (size_t)snprintf(out, len, "; did you mean");
+	for (size_t i = 0; i < nhits && used < len; i++)
+		used += (size_t)snprintf(out + used, len - used, "%s --%s", i == 0 ? "" : i + 1 == nhits ? " or" : ",",
+					 hits[i]->name);
+	if (used < len)
+		snprintf(out + used, len - used, "?");
+}
+
+int cli_inexact_option(int argc, char **argv, const struct option *opts, const char *short_args,
+		       bool stop_at_operand, char *hint, size_t len)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *name;
+		const struct option *hit = NULL;
+		size_t n;
+
+		if (strcmp(a, "--") == 0)
+			return 0;
+		if (a[0] != '-' || a[1] == '\0') {
+			if (stop_at_operand)
+				return 0; /* the command and its arguments are its own */
+			continue;
+		}
+		if (a[1] != '-') {
+			/* A short option taking a value: "-c STRING" (or "-cSTRING"). */
+			if (a[2] == '\0' && strchr(short_args, a[1]))
+				i++;
+			continue;
+		}
+		name = a + 2;
+		n = strcspn(name, "=");
+		for (const struct option *o = opts; o->name; o++)
+			if (strlen(o->name) == n && strncmp(o->name, name, n) == 0)
+				hit = o;
+		if (!hit) {
+			suggest_option(name, n, opts, hint, len);
+			return i;
+		}
+		if (hit->has_arg == required_argument && name[n] != '=')
+			i++;
+	}
+	return 0;
 }
 
 /*
@@ -256,6 +294,7 @@ int cli_parse_common(int argc, char **argv, const char *cmd, bool allow_shell,
 	/* '+': stop at the first operand, so the command's own options stay its own. */
 	const char *optstring = allow_shell ? "+:c:" : "+:";
 	bool json = argv_wants_json(argc, argv, optstring);
+	char hint[200];
 	int r, c, idx;
 
 	memset(out, 0, sizeof(*out));
@@ -264,6 +303,17 @@ int cli_parse_common(int argc, char **argv, const char *cmd, bool allow_shell,
 	overlays = calloc((size_t)argc + 1, sizeof(*overlays));
 	if (!overlays)
 		return cli_fail(json, CORRAL_E_INTERNAL, "out of memory");
+
+	/* Long options match exactly: getopt_long's abbreviations ("--proc" for "--procs") are refused. */
+	idx = cli_inexact_option(argc, argv, common_longopts, allow_shell ? "c" : "", true, hint, sizeof(hint));
+	if (idx) {
+		const char *bad = argv[idx];
+
+		free(overlays);
+		return cli_fail(json, CORRAL_E_USAGE, "%s: unknown option %.*s%s%s%s%s", cmd,
+				(int)strcspn(bad, "="), bad, hint[0] ? hint : " (see corral ", hint[0] ? "" : cmd,
+				hint[0] ? "" : " --help)", "");
+	}
 
 	opterr = 0;
 	optind = 0;
@@ -315,18 +365,12 @@ int cli_parse_common(int argc, char **argv, const char *cmd, bool allow_shell,
 				return cli_fail(json, CORRAL_E_USAGE, "%s: option -c needs an argument", cmd);
 			return cli_fail(json, CORRAL_E_USAGE, "%s: option %s needs an argument", cmd,
 					argv[optind - 1]);
-		default: {
-			char fits[256];
-
+		default:
 			free(overlays);
 			if (optopt && optopt < 0x100 && optopt != '?')
 				return cli_fail(json, CORRAL_E_USAGE, "%s: unknown option -%c", cmd, optopt);
-			if (ambiguous_option(argv[optind - 1], fits, sizeof(fits)))
-				return cli_fail(json, CORRAL_E_USAGE, "%s: ambiguous option %s (%s)", cmd,
-						argv[optind - 1], fits);
 			return cli_fail(json, CORRAL_E_USAGE, "%s: unknown option %s", cmd,
 					argv[optind - 1]);
-		}
 		}
 	}
 	*optind_out = optind;
@@ -354,9 +398,11 @@ int cli_parse_common(int argc, char **argv, const char *cmd, bool allow_shell,
 		}
 	}
 	free(overlays);
-	/* check runs in a scratch root of its own: the current directory is no concern of it. */
-	if (strcmp(cmd, "run") == 0 || strcmp(cmd, "probe") == 0 ||
-	    (strcmp(cmd, "check") == 0 && corral_policy_root(out->policy))) {
+	/*
+	 * check runs in a scratch root of its own: the current directory is
+	 * no concern of it. probe reports a refused root as "runnable": false.
+	 */
+	if (strcmp(cmd, "run") == 0 || (strcmp(cmd, "check") == 0 && corral_policy_root(out->policy))) {
 		/*
 		 * First, before the identity or anything else is decided, so
 		 * this is the message the user sees; the library refuses the

@@ -6,7 +6,6 @@
 #include <stdbool.h>
 
 #include "corral.h"
-#include "internal/errtext.h"
 
 #define CLI_EXIT_TIMEOUT 124
 #define CLI_EXIT_ERROR 125
@@ -36,6 +35,19 @@ int cli_parse_common(int argc, char **argv, const char *cmd, bool allow_shell,
 void cli_common_clear(struct cli_common *c);
 
 /* Print "corral: message" on stderr, or the JSON error object on stdout. Returns 125. */
+struct option;
+/*
+ * getopt_long takes any unambiguous prefix of a long option ("--proc" for
+ * "--procs"), so a model's near-miss flag would silently mean another
+ * option. Scan |argv| as getopt_long will (from argv[1]; up to "--", and
+ * with |stop_at_operand| up to the first operand; option values skipped,
+ * |short_args| naming the short options that take one) for the first long
+ * option that is not exactly one of |opts|: its index (0: none), with
+ * "; did you mean --procs?" (or "") in |hint|.
+ */
+int cli_inexact_option(int argc, char **argv, const struct option *opts, const char *short_args,
+		       bool stop_at_operand, char *hint, size_t len);
+
 int cli_fail(bool json, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int cli_fail_err(bool json, const struct corral_error *err);
 

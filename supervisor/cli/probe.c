@@ -59,7 +59,7 @@ static int print_text(const char *json)
 	}
 	refusal = json_object_get(o, "refusal");
 	if (json_is_string(refusal))
-		printf("\ncorral run would refuse (compat strict): %s\n", json_string_value(refusal));
+		printf("\ncorral run would refuse: %s\n", json_string_value(refusal));
 	else if (!json_is_true(json_object_get(o, "runnable")))
 		printf("\ncorral run would refuse\n");
 	json_decref(o);
@@ -82,7 +82,8 @@ int cli_probe(int argc, char **argv)
 		r = cli_fail(c.json, CORRAL_E_USAGE, "probe: unexpected argument '%s'", argv[optind_]);
 		goto out;
 	}
-	if (cli_default_root(c.policy, &err) < 0 || corral_probe(c.policy, &json, &err) < 0) {
+	/* No cli_default_root: corral_probe judges the current directory itself ($PWD included). */
+	if (corral_probe(c.policy, &json, &err) < 0) {
 		r = cli_fail_err(c.json, &err);
 		goto out;
 	}

@@ -116,6 +116,15 @@ int cli_resolve(int argc, char **argv)
 		if (strcmp(argv[i], "--json") == 0)
 			json = true;
 
+	{
+		char hint[200];
+		int bad = cli_inexact_option(argc, argv, longopts, "", false, hint, sizeof(hint));
+
+		if (bad)
+			return cli_fail(json, CORRAL_E_USAGE,
+					"resolve: unknown option %.*s%s", (int)strcspn(argv[bad], "="), argv[bad],
+					hint[0] ? hint : " (see corral resolve --help)");
+	}
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {

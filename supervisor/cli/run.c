@@ -55,7 +55,6 @@
 #include <unistd.h>
 
 #include "supervisor/cli/cli.h"
-#include "supervisor/exec/result.h"
 
 /*
  * Code that runs while the other process runs on the same memory and TLS:
@@ -476,7 +475,7 @@ int cli_run(int argc, char **argv)
 		if (res->exec_errno) {
 			char msg[512];
 
-			corral_exec_error_line(res, c.shell ? "/bin/sh" : argv[optind_], msg, sizeof(msg));
+			corral_result_exec_error(res, c.shell ? "/bin/sh" : argv[optind_], msg, sizeof(msg));
 			fputs(msg, stderr);
 		}
 		code = corral_result_exit_code(res);

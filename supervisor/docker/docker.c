@@ -36,6 +36,7 @@
 
 #include <jansson.h>
 
+#include "internal/clock.h"
 #include "landlock/landlock.h"
 #include "policy/policy.h"
 #include "supervisor/docker/docker.h"
@@ -47,16 +48,12 @@
 #define REMOVE_RETRY_MS 1500
 #define REMOVE_WAIT_MS 10000
 
-struct strv {
-	char **v;
-	size_t n, cap;
-};
 
 struct corral_docker {
 	char *client;
 	char *sock;          /* NULL: talk to the daemon only through the client */
-	struct strv opts;    /* `docker run` options from --pull to the image, inclusive */
-	struct strv cenv;    /* the client's environment */
+	struct corral_strv opts;    /* `docker run` options from --pull to the image, inclusive */
+	struct corral_strv cenv;    /* the client's environment */
 };
 
 struct docker_run {
@@ -67,50 +64,6 @@ struct docker_run {
 };
 
 /* ------------------------------------------------------------ strv */
-
-static int strv_push(struct strv *s, char *x)
-{
-	if (!x)
-		return -ENOMEM;
-	if (s->n + 2 > s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 32;
-		char **v = realloc(s->v, cap * sizeof(*v));
-		if (!v) {
-			free(x);
-			return -ENOMEM;
-		}
-		s->v = v;
-		s->cap = cap;
-	}
-	s->v[s->n++] = x;
-	s->v[s->n] = NULL;
-	return 0;
-}
-
-static int strv_add(struct strv *s, const char *x)
-{
-	return strv_push(s, strdup(x));
-}
-
-_printf_(2, 3) static int strv_addf(struct strv *s, const char *fmt, ...)
-{
-	va_list ap;
-	char *x;
-	int r;
-
-	va_start(ap, fmt);
-	r = vasprintf(&x, fmt, ap);
-	va_end(ap);
-	return strv_push(s, r < 0 ? NULL : x);
-}
-
-static void strv_clear(struct strv *s)
-{
-	for (size_t i = 0; i < s->n; i++)
-		free(s->v[i]);
-	free(s->v);
-	memset(s, 0, sizeof(*s));
-}
 
 void corral_docker_strv_free(char **v)
 {
@@ -162,7 +115,7 @@ static int csv_field(const char *key, const char *val, char **field)
 	return 0;
 }
 
-static int add_mount(struct strv *s, const char *src, const char *dst, bool ro)
+static int add_mount(struct corral_strv *s, const char *src, const char *dst, bool ro)
 {
 	_cleanup_free_ char *fs = NULL, *fd = NULL;
 
@@ -171,15 +124,6 @@ static int add_mount(struct strv *s, const char *src, const char *dst, bool ro)
 	if (strv_add(s, "--mount") < 0)
 		return -ENOMEM;
 	return strv_addf(s, "type=bind,%s,%s%s", fs, fd, ro ? ",readonly" : "");
-}
-
-static bool path_within(const char *inner, const char *outer)
-{
-	size_t l = strlen(outer);
-
-	if (strcmp(outer, "/") == 0)
-		return true;
-	return strncmp(inner, outer, l) == 0 && (inner[l] == '\0' || inner[l] == '/');
 }
 
 /*
@@ -220,9 +164,9 @@ static int refuse_socket(const char *key, const char *path, const char *sock, st
 	for (size_t i = 0; i < ARRAY_SIZE(socks); i++) {
 		if (!socks[i])
 			continue;
-		bool hit = path_within(socks[i], path) || (have_rp && path_within(socks[i], rp));
+		bool hit = corral_path_contains(path, socks[i]) || (have_rp && corral_path_contains(rp, socks[i]));
 		if (!hit && realpath(socks[i], rs))
-			hit = path_within(rs, path) || (have_rp && path_within(rs, rp));
+			hit = corral_path_contains(path, rs) || (have_rp && corral_path_contains(rp, rs));
 		if (hit)
 			return corral_err(err, CORRAL_E_POLICY, EPERM,
 					  "%s: %s is or contains the container daemon socket %s; corral never "
@@ -233,11 +177,11 @@ static int refuse_socket(const char *key, const char *path, const char *sock, st
 
 		if (!dirs[i])
 			continue;
-		hit = path_within(dirs[i], path) || path_within(path, dirs[i]) ||
-		      (have_rp && (path_within(dirs[i], rp) || path_within(rp, dirs[i])));
+		hit = corral_path_contains(path, dirs[i]) || corral_path_contains(dirs[i], path) ||
+		      (have_rp && (corral_path_contains(rp, dirs[i]) || corral_path_contains(dirs[i], rp)));
 		if (!hit && realpath(dirs[i], rs))
-			hit = path_within(rs, path) || path_within(path, rs) ||
-			      (have_rp && (path_within(rs, rp) || path_within(rp, rs)));
+			hit = corral_path_contains(path, rs) || corral_path_contains(rs, path) ||
+			      (have_rp && (corral_path_contains(rp, rs) || corral_path_contains(rs, rp)));
 		if (hit)
 			return corral_err(err, CORRAL_E_POLICY, EPERM,
 					  "%s: %s is in or contains %s, a container daemon's state and sockets; "
@@ -367,8 +311,8 @@ struct kv {
 	const char *name, *value;
 };
 
-static int build_env(const struct corral_policy *p, const struct corral_docker_host *h, struct strv *opts,
-		     struct strv *cenv, struct corral_error *err)
+static int build_env(const struct corral_policy *p, const struct corral_docker_host *h, struct corral_strv *opts,
+		     struct corral_strv *cenv, struct corral_error *err)
 {
 	static const char *const client_keep[] = {
 		"PATH", "HOME", "DOCKER_HOST", "DOCKER_CONFIG", "DOCKER_CONTEXT", "DOCKER_CERT_PATH",
@@ -488,7 +432,7 @@ int corral_docker_plan(const struct corral_policy *p, const char *root_abs, cons
 		       struct corral_docker **out, struct corral_error *err)
 {
 	struct corral_docker *d;
-	struct strv *o;
+	struct corral_strv *o;
 	uint64_t mem, pids;
 	int r;
 
@@ -636,7 +580,7 @@ char *const *corral_docker_client_env(const struct corral_docker *d)
 int corral_docker_argv(const struct corral_docker *d, const struct corral_exec_opts *opts, const char *name,
 		       char ***out, struct corral_error *err)
 {
-	struct strv a = {};
+	struct corral_strv a = {};
 	/* As the engine: stdin bytes, else the caller's stdin when passed through (with --json too). */
 	bool in = opts->stdin_data != NULL || opts->stdin_passthrough;
 
@@ -800,7 +744,7 @@ int corral_identity_preview(const struct corral_policy *p, const char *root_abs,
 			*uid = sb->uid;
 			*gid = sb->gid;
 			for (size_t i = 0; ps && i < sb->posture.n; i++)
-				corral_posture_add(ps, sb->posture.items[i].id, sb->posture.items[i].state,
+				corral_posture_add(ps, sb->posture.items[i].which, sb->posture.items[i].state,
 						   "%s", sb->posture.items[i].why);
 		}
 	}
@@ -875,14 +819,6 @@ int corral_docker_identity(const struct corral_policy *p, const char *root_abs, 
 
 /* ------------------------------------------------------------ daemon */
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /*
  * One HTTP/1.0 request to the Engine API on its Unix socket (the server
  * closes after the response). Returns the HTTP status, or a negative errno
@@ -953,7 +889,7 @@ static int run_client(const struct corral_docker *d, const char *const *args, in
 	int pfd[2], nul, st, n = 0;
 	size_t got = 0;
 	pid_t pid;
-	long long end = now_ms() + timeout_ms;
+	long long end = (long long)corral_now_ms() + timeout_ms;
 
 	argv[n++] = d->client;
 	for (; *args && n < (int)ARRAY_SIZE(argv) - 1; args++)
@@ -989,7 +925,7 @@ static int run_client(const struct corral_docker *d, const char *const *args, in
 	safe_close(pfd[1]);
 	safe_close(nul);
 	for (;;) {
-		long long left = end - now_ms();
+		long long left = end - (long long)corral_now_ms();
 		struct pollfd pf = { .fd = pfd[0], .events = POLLIN };
 		char tmp[512];
 		ssize_t rd;
@@ -1020,7 +956,7 @@ static int run_client(const struct corral_docker *d, const char *const *args, in
 			break;
 		if (w < 0 && errno != EINTR)
 			return -errno;
-		if (now_ms() > end) {
+		if ((long long)corral_now_ms() > end) {
 			kill(pid, SIGKILL);
 			while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 				;
@@ -1299,11 +1235,11 @@ static int remove_once(const struct docker_run *run)
  */
 static void remove_container(const struct docker_run *run)
 {
-	long long start = now_ms();
+	long long start = (long long)corral_now_ms();
 
 	for (;;) {
 		int s = remove_once(run);
-		long long t = now_ms() - start;
+		long long t = (long long)corral_now_ms() - start;
 
 		if (s == 204 || s < 0)
 			return;

@@ -40,6 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "internal/clock.h"
 #include "internal/syscalls.h"
 #include "supervisor/exec/engine.h"
 #include "supervisor/exec/result.h"
@@ -194,14 +195,6 @@ static void *child_stack(void)
 		return MAP_FAILED;
 	}
 	return p;
-}
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 static int read_small(const char *path, char *buf, size_t len)
@@ -1087,7 +1080,7 @@ static int run_spawn(struct run *run)
 	run_child_args(run);
 
 	run_identify(run->res);
-	run->t0 = now_ms();
+	run->t0 = corral_now_ms();
 	run->deadline = run->t0 + run->opts->timeout * 1e3;
 	run->last_reap = run->t0; /* nothing of this run can be an orphan yet */
 
@@ -1291,7 +1284,7 @@ static bool main_exited(pid_t pid)
 static bool run_poll_once(struct run *run)
 {
 	struct poll_set ps;
-	double now = now_ms(), left = run->deadline - now;
+	double now = corral_now_ms(), left = run->deadline - now;
 	struct timespec ts;
 
 	if (left <= 0) {
@@ -1516,7 +1509,7 @@ static void run_done(struct run *run)
 		corral_stream_finish(&run->errs, &res->stderr_buf, &res->stderr_len, &res->stderr_truncated,
 				     &res->stderr_bytes);
 	}
-	res->wall_ms = now_ms() - run->t0;
+	res->wall_ms = corral_now_ms() - run->t0;
 	res->cpu_ms = run->tally.cpu_ms;
 	res->max_rss_kb = run->tally.max_rss_kb;
 }

@@ -310,3 +310,8 @@ static void build_json(struct sbuf *b_, const struct corral_result *res)
 	}
 	sb_puts(b, "]}");
 }
+
+_public_ int corral_result_exec_error(const struct corral_result *res, const char *name, char *buf, size_t len)
+{
+	return corral_exec_error_line(res, name, buf, len);
+}

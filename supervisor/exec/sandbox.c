@@ -22,6 +22,7 @@
 #include "supervisor/exec/engine.h"
 #include "supervisor/exec/result.h"
 #include "supervisor/exec/sandbox.h"
+#include "internal/hostpath.h"
 
 #define DEFAULT_TIMEOUT 30.0
 #define DEFAULT_OUTPUT (1024 * 1024)
@@ -206,16 +207,16 @@ static long nproc_base(struct corral_sandbox *sb, int cancel_fd)
 void corral_processes_posture(const struct corral_policy *p, bool uid0, bool pids_cg, struct corral_posture *ps)
 {
 	if (!uid0)
-		corral_posture_add(ps, "limits.processes", CORRAL_PROMISE_ENFORCED, "%llu processes: %s",
+		corral_posture_add(ps, CORRAL_P_LIMITS_PROCESSES, CORRAL_PROMISE_ENFORCED, "%llu processes: %s",
 				   (unsigned long long)p->limits.processes,
 				   pids_cg ? "a pids cgroup per run" :
 				   "RLIMIT_NPROC, relative to the uid's current task count");
 	else if (pids_cg)
-		corral_posture_add(ps, "limits.processes", CORRAL_PROMISE_ENFORCED,
+		corral_posture_add(ps, CORRAL_P_LIMITS_PROCESSES, CORRAL_PROMISE_ENFORCED,
 				   "%llu processes: pids cgroup (uid 0 is exempt from RLIMIT_NPROC)",
 				   (unsigned long long)p->limits.processes);
 	else
-		corral_posture_add(ps, "limits.processes", CORRAL_PROMISE_DROPPED,
+		corral_posture_add(ps, CORRAL_P_LIMITS_PROCESSES, CORRAL_PROMISE_DROPPED,
 				   "the command runs as uid 0, which RLIMIT_NPROC does not bound, and no pids "
 				   "cgroup can be created here");
 }
@@ -232,12 +233,12 @@ void corral_memory_posture(const struct corral_policy *p, bool mem_cg, struct co
 	else
 		snprintf(size, sizeof(size), "%llu bytes", m);
 	if (mem_cg)
-		corral_posture_add(ps, "limits.memory", CORRAL_PROMISE_ENFORCED,
+		corral_posture_add(ps, CORRAL_P_LIMITS_MEMORY, CORRAL_PROMISE_ENFORCED,
 				   "%s: a memory cgroup per run (the whole tree, tmpfs and memfd pages included; the "
 				   "OOM killer ends the run, ended_by memory); no address-space limit, which would "
 				   "break V8 and the JVM", size);
 	else
-		corral_posture_add(ps, "limits.memory", CORRAL_PROMISE_ENFORCED,
+		corral_posture_add(ps, CORRAL_P_LIMITS_MEMORY, CORRAL_PROMISE_ENFORCED,
 				   "%s of address space per process (RLIMIT_AS); with no memory cgroup here, nothing "
 				   "bounds the tree as a whole, nor shared memory kept outside an address space (memfd, "
 				   "tmpfs files): the private tmp goes on disk for that: docs/threat-model.md", size);
@@ -254,7 +255,7 @@ static void add_supervisor_promises(struct corral_sandbox *sb)
 	bool pids_cg = sb->use_cgroups && (sb->cg.dir[CORRAL_CG_PIDS] || sb->cg.v2_pids);
 	bool mem_cg = corral_sandbox_memory_cgroup(sb);
 
-	corral_posture_add(&sb->posture, "priv.no_new_privs", CORRAL_PROMISE_ENFORCED,
+	corral_posture_add(&sb->posture, CORRAL_P_PRIV_NO_NEW_PRIVS, CORRAL_PROMISE_ENFORCED,
 			   "no_new_privs: setuid and file capabilities cannot raise privilege");
 	corral_processes_posture(sb->policy, uid0, pids_cg, &sb->posture);
 	corral_memory_posture(sb->policy, mem_cg, &sb->posture);
@@ -295,7 +296,7 @@ static bool under_sys(const char *path, bool canonical)
 
 		if (!p)
 			return i == 1; /* unresolvable: assume the worst */
-		if (strncmp(p, "/sys", 4) == 0 && (p[4] == '/' || p[4] == '\0'))
+		if (corral_path_contains("/sys", p))
 			return true;
 	}
 	return false;
@@ -334,6 +335,7 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 {
 	struct corral_sandbox *sb;
 	_cleanup_free_ char *cwd = NULL;
+	_cleanup_close_ int checked_fd = -1;
 	const char *root;
 	struct stat st;
 	int r;
@@ -351,7 +353,15 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 	}
 	sb->provider = sb->policy->provider;
 
+	/*
+	 * A root reached through a symlink another uid could have planted is
+	 * refused before anything (the identity above all) is derived from
+	 * the directory it leads to.
+	 */
 	root = sb->policy->root;
+	r = root ? corral_root_links_check("root", root, &checked_fd, err) : corral_cwd_links_check(err);
+	if (r < 0)
+		goto fail;
 	if (!root) {
 		cwd = getcwd(NULL, 0);
 		if (!cwd) {
@@ -378,6 +388,17 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 		r = corral_err(err, errno == ENOENT || errno == ENOTDIR ? CORRAL_E_NOT_FOUND : CORRAL_E_SETUP,
 			       errno, "root %s: %s", root, corral_strerror(errno));
 		goto fail;
+	}
+	if (checked_fd >= 0) {
+		struct stat cst;
+
+		if (fstat(checked_fd, &cst) < 0 || cst.st_dev != st.st_dev || cst.st_ino != st.st_ino) {
+			r = corral_err(err, CORRAL_E_REFUSED, ELOOP,
+				       "root %s: changed while corral checked it (a symlink or directory swapped in the path); run again",
+				       root);
+			goto fail;
+		}
+		checked_fd = safe_close(checked_fd);
 	}
 
 	if (sb->provider == CORRAL_PROVIDER_DOCKER) {

@@ -180,10 +180,10 @@ int corral_identity_decide(struct corral_sandbox *sb, struct corral_error *err)
 		sb->drop_caps = has_any_capability();
 		sb->uid = getuid();
 		sb->gid = getgid();
-		corral_posture_add(&sb->posture, "identity.non_root",
+		corral_posture_add(&sb->posture, CORRAL_P_IDENTITY_NON_ROOT,
 				   getuid() ? CORRAL_PROMISE_ENFORCED : CORRAL_PROMISE_NA,
 				   "the command runs as corral's own uid %u", (unsigned)getuid());
-		corral_posture_add(&sb->posture, "priv.no_capabilities", CORRAL_PROMISE_ENFORCED,
+		corral_posture_add(&sb->posture, CORRAL_P_PRIV_NO_CAPABILITIES, CORRAL_PROMISE_ENFORCED,
 				   "every capability dropped, bounding and ambient sets included");
 		return 0;
 	}
@@ -252,14 +252,14 @@ int corral_identity_decide(struct corral_sandbox *sb, struct corral_error *err)
 	sb->uid = uid;
 	sb->gid = gid;
 	if (uid == 0)
-		corral_posture_add(&sb->posture, "identity.non_root", CORRAL_PROMISE_NA,
+		corral_posture_add(&sb->posture, CORRAL_P_IDENTITY_NON_ROOT, CORRAL_PROMISE_NA,
 				   "user root asked for: uid 0 kept with every capability dropped; it can still chmod "
 				   "root-owned files outside the root, read root-owned files in read-only paths, "
 				   "and needs a pids cgroup for process limits");
 	else
-		corral_posture_add(&sb->posture, "identity.non_root", CORRAL_PROMISE_ENFORCED,
+		corral_posture_add(&sb->posture, CORRAL_P_IDENTITY_NON_ROOT, CORRAL_PROMISE_ENFORCED,
 				   "running as root: the command runs as uid %u gid %u", (unsigned)uid, (unsigned)gid);
-	corral_posture_add(&sb->posture, "priv.no_capabilities", CORRAL_PROMISE_ENFORCED,
+	corral_posture_add(&sb->posture, CORRAL_P_PRIV_NO_CAPABILITIES, CORRAL_PROMISE_ENFORCED,
 			   "every capability dropped, bounding and ambient sets included");
 	return 0;
 }

@@ -24,6 +24,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "internal/fileio.h"
 #include "supervisor/local/netns.h"
 #include "supervisor/exec/sandbox.h"
 
@@ -107,26 +108,6 @@ int corral_netns_check(struct corral_netns_plan *plan, char *why, size_t why_len
 	return 0;
 }
 
-/* Async-signal-safe: write all of |s| to |path|. */
-static int write_file(const char *path, const char *s)
-{
-	size_t len = strlen(s);
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, s, len);
-	if (n != (ssize_t)len) {
-		int e = n < 0 ? errno : EIO;
-
-		close(fd);
-		return -e;
-	}
-	close(fd);
-	return 0;
-}
-
 int corral_netns_enter(const struct corral_netns_plan *plan, int *stage)
 {
 	struct ifreq ifr;
@@ -147,13 +128,13 @@ int corral_netns_enter(const struct corral_netns_plan *plan, int *stage)
 		 * gid_map only once setgroups is denied in the namespace.
 		 */
 		*stage = STAGE_USERNS_MAP;
-		r = write_file("/proc/self/setgroups", "deny");
+		r = corral_write_file_at(AT_FDCWD, "/proc/self/setgroups", "deny", 0, 0);
 		if (r < 0 && r != -ENOENT)
 			return r;
-		r = write_file("/proc/self/uid_map", plan->uid_map);
+		r = corral_write_file_at(AT_FDCWD, "/proc/self/uid_map", plan->uid_map, 0, 0);
 		if (r < 0)
 			return r;
-		r = write_file("/proc/self/gid_map", plan->gid_map);
+		r = corral_write_file_at(AT_FDCWD, "/proc/self/gid_map", plan->gid_map, 0, 0);
 		if (r < 0)
 			return r;
 		break;
@@ -188,19 +169,19 @@ void corral_netns_posture(struct corral_policy *p, struct corral_netns_plan *pla
 
 	memset(plan, 0, sizeof(*plan));
 	if (p->network != CORRAL_NET_LOOPBACK) {
-		corral_posture_add(ps, "net.loopback_namespace", CORRAL_PROMISE_NA,
+		corral_posture_add(ps, CORRAL_P_NET_LOOPBACK_NAMESPACE, CORRAL_PROMISE_NA,
 				   "network \"%s\": no private network namespace asked for",
 				   p->network == CORRAL_NET_HOST ? "host" : "none");
 		return;
 	}
 	if (corral_netns_check(plan, why, sizeof(why)) == 0) {
-		corral_posture_add(ps, "net.loopback_namespace", CORRAL_PROMISE_ENFORCED,
+		corral_posture_add(ps, CORRAL_P_NET_LOOPBACK_NAMESPACE, CORRAL_PROMISE_ENFORCED,
 				   "a private network namespace with only lo up (%s)",
 				   plan->mode == CORRAL_NETNS_DIRECT ? "as root, directly" :
 				   "through a user namespace mapping the caller's uid and gid to themselves");
 		return;
 	}
-	corral_posture_add(ps, "net.loopback_namespace", CORRAL_PROMISE_DROPPED,
+	corral_posture_add(ps, CORRAL_P_NET_LOOPBACK_NAMESPACE, CORRAL_PROMISE_DROPPED,
 			   "network \"loopback\" needs a network namespace: %s%s", why,
 			   p->compat == CORRAL_COMPAT_BEST_EFFORT ? "; falling back to network \"none\"" : "");
 	/* best-effort: "none" is the stricter neighbour, never "host". */

@@ -22,6 +22,7 @@
 
 #include "internal/openat2.h"
 #include "internal/util.h"
+#include "policy/path.h"
 
 #ifndef PROC_SUPER_MAGIC
 #define PROC_SUPER_MAGIC 0x9fa0
@@ -474,30 +475,13 @@ _public_ int corral_resolve_create(int root_fd, const char *root_path, const cha
  */
 static char *normalise(const char *rel)
 {
-	size_t len = strlen(rel), o = 0;
-	char *out = malloc(len + 1);
+	char *abs;
 
-	if (!out)
+	if (asprintf(&abs, "/%s", rel) < 0)
 		return NULL;
-	for (const char *p = rel; *p;) {
-		size_t n = strcspn(p, "/");
-
-		if (n == 2 && p[0] == '.' && p[1] == '.') {
-			while (o > 0 && out[o - 1] != '/')
-				o--;
-			if (o > 0)
-				o--;
-		} else if (n > 0 && !(n == 1 && p[0] == '.')) {
-			if (o > 0)
-				out[o++] = '/';
-			memcpy(out + o, p, n);
-			o += n;
-		}
-		p += n;
-		p += strspn(p, "/");
-	}
-	out[o] = '\0';
-	return out;
+	corral_path_normalise(abs, CORRAL_PATH_DOTDOT);
+	memmove(abs, abs + 1, strlen(abs)); /* relative again: "/" is "" */
+	return abs;
 }
 
 _public_ int corral_resolve_path(const char *root, const char *path, bool must_exist, char **out,

@@ -244,7 +244,14 @@ expect_refused "--root /home" "refusing a root that contains system directories 
 expect_refused "--rw /" "refusing a read-write path that contains system directories" crun --rw / -- true
 expect_refused "--rw /var" "refusing a read-write path" crun --rw /var -- true
 expect_refused "run from / with no --root" "refusing a root" sh -c "cd / && '$C' run -- true"
-expect_refused "probe --root /" "refusing a root that contains system directories" "$C" probe --root /
+# probe reports the refusal (exit 0, "runnable": false) rather than failing
+out=$("$C" probe --json --root /)
+rc=$?
+if [ "$rc" = 0 ] && "$PY" -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["runnable"] is False and "refusing a root that contains system directories" in d["refusal"], d' "$out"; then
+	ok "probe --root /: runnable false, with the reason"
+else
+	bad "probe --root /: rc=$rc: $out"
+fi
 expect_refused "check --root /" "refusing a root that contains system directories" "$C" check --root /
 out=$(cd / && "$C" check --json 2>&1)
 rc=$?

@@ -63,7 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		for (size_t i = 0; i < sizeof(options) / sizeof(options[0]); i++) {
 			err.message[0] = 0;
-			if (corral_policy_set(p, options[i], value, &err) < 0 && !err.message[0])
+			if (corral_policy_overlay(p, options[i], value, &err) < 0 && !err.message[0])
 				abort();
 		}
 		round_trip(p);

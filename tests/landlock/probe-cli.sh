@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # corral probe, black-box: text for people, --json for programs, the
-# pretended-ABI refusal, and a missing asked-for path.
+# pretended-ABI refusal, every refusal (a missing asked-for path, a root of
+# "/") reported as "runnable": false with exit 0, and fs_confined false
+# when a read-only path shows the host.
 set -euo pipefail
 : "${CORRAL:?}"
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -46,9 +48,36 @@ PY
 	CORRAL_TEST_LANDLOCK_ABI=2 "$CORRAL" probe | grep -qF 'dropped        fs.truncate' || fail "text lacks the dropped line"
 fi
 
+# every refusal is "runnable": false with the reason, and probe exits 0
 set +e
-err=$("$CORRAL" probe --ro /corral-no-such-path 2>&1 >/dev/null); rc=$?
+out=$("$CORRAL" probe --json --ro /corral-no-such-path); rc=$?
 set -e
-[ "$rc" = 125 ] || fail "missing --ro path: exit $rc"
-grep -qF '/corral-no-such-path' <<<"$err" || fail "message does not name the path: $err"
+[ "$rc" = 0 ] || fail "missing --ro path: exit $rc"
+python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["runnable"] is False and "/corral-no-such-path" in d["refusal"], d' "$out" \
+	|| fail "missing --ro path: $out"
+set +e
+out=$(cd / && "$CORRAL" probe --json); rc=$?
+set -e
+[ "$rc" = 0 ] || fail "probe from /: exit $rc"
+python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["runnable"] is False and d["root"] == "/" and "refusing a root that contains system directories" in d["refusal"] and d["landlock_abi"] == '"$abi"', d' "$out" \
+	|| fail "probe from /: $out"
+(cd / && "$CORRAL" probe) | grep -qF 'corral run would refuse: root /: refusing a root' || fail "probe from / (text)"
+set +e
+(cd / && "$CORRAL" run -- true 2>/dev/null); rc=$?
+set -e
+[ "$rc" = 125 ] || fail "run from / (control): exit $rc"
+# fs_confined: false when an extra read-only path shows the host (conservative)
+if [ "$abi" -ge 1 ]; then
+	mkdir -p "$root/../corral-probe-data.$$" && data=$(cd "$root/../corral-probe-data.$$" && pwd -P)
+	trap 'rm -rf "$root" "$data"' EXIT
+	home=${HOME:-/root}
+	for args in "" "--ro $data" "--ro /usr/share"; do
+		v=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["fs_confined"])' "$("$CORRAL" probe --json $args)")
+		[ "$v" = True ] || fail "fs_confined with '$args' (control): $v"
+	done
+	for args in "--ro /" "--ro /home" "--ro $home" "--ro /root" "--ro /proc/self" "--ro /var/log"; do
+		v=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["fs_confined"])' "$("$CORRAL" probe --json $args)")
+		[ "$v" = False ] || fail "fs_confined with '$args': $v"
+	done
+fi
 echo "ok probe-cli"

@@ -79,7 +79,8 @@ expect 1 '' $'corral: ..?: the host path holds a newline*' -- --root "$ws" $'..\
 # Usage errors: exit 125.
 expect 125 '' 'corral: resolve: missing --root*' -- ok.txt
 expect 125 '' 'corral: resolve: missing PATH*' -- --root "$ws"
-expect 125 '' 'corral: resolve: unknown option --bogus' -- --root "$ws" --bogus ok.txt
+expect 125 '' 'corral: resolve: unknown option --bogus (see corral resolve --help)' -- --root "$ws" --bogus ok.txt
+expect 125 '' 'corral: resolve: unknown option --roo; did you mean --root?' -- --roo "$ws" ok.txt
 expect 125 '' 'corral: resolve: option --root needs an argument' -- --root
 expect 125 '' 'corral: resolve: exactly one PATH*' -- --root "$ws" a b
 expect 125 '' "corral: resolve: --root $ws/ok.txt: not a directory" -- --root "$ws/ok.txt" x

@@ -85,14 +85,14 @@ int corral_unix_mode(const struct corral_policy *p, int landlock_abi, int *hando
 
 	*handover_fd = -1;
 	if (p->network == CORRAL_NET_HOST) {
-		corral_posture_add(ps, "net.unix_mediated", CORRAL_PROMISE_NA,
+		corral_posture_add(ps, CORRAL_P_NET_UNIX_MEDIATED, CORRAL_PROMISE_NA,
 				   "network \"host\": Unix sockets are not confined");
 		return CORRAL_UNIX_OPEN;
 	}
 	if (force && strcmp(force, "0") == 0) {
 		snprintf(why, sizeof(why), "CORRAL_TEST_UNIX_MEDIATION=0");
 	} else if (landlock_abi >= 9) {
-		corral_posture_add(ps, "net.unix_mediated", CORRAL_PROMISE_ENFORCED,
+		corral_posture_add(ps, CORRAL_P_NET_UNIX_MEDIATED, CORRAL_PROMISE_ENFORCED,
 				   "pathname Unix sockets reachable only under the root and read_write paths: "
 				   "Landlock ABI 9 (RESOLVE_UNIX); abstract ones scoped");
 		return CORRAL_UNIX_LANDLOCK;
@@ -106,7 +106,7 @@ int corral_unix_mode(const struct corral_policy *p, int landlock_abi, int *hando
 			 "hard RLIMIT_NOFILE (%llu)", (unsigned long long)p->limits.open_files,
 			 (unsigned long long)own.rlim_max);
 	} else if (corral_unotify_available(why, sizeof(why))) {
-		corral_posture_add(ps, "net.unix_mediated", CORRAL_PROMISE_ENFORCED,
+		corral_posture_add(ps, CORRAL_P_NET_UNIX_MEDIATED, CORRAL_PROMISE_ENFORCED,
 				   "connect/sendto/sendmsg of Unix sockets checked by the supervisor "
 				   "(seccomp user notification): only socket files under the root, the "
 				   "private tmp and read_write paths; abstract addresses refused");
@@ -118,7 +118,7 @@ int corral_unix_mode(const struct corral_policy *p, int landlock_abi, int *hando
 		*handover_fd = p->limits.open_files < 3 ? 3 : (int)p->limits.open_files;
 		return CORRAL_UNIX_MEDIATED;
 	}
-	corral_posture_add(ps, "net.unix_refused", CORRAL_PROMISE_ENFORCED,
+	corral_posture_add(ps, CORRAL_P_NET_UNIX_REFUSED, CORRAL_PROMISE_ENFORCED,
 			   "socket(AF_UNIX) refused (socketpair works): Unix-socket mediation needs "
 			   "Landlock ABI 9, or seccomp user notification + pidfd_getfd + openat2 (Linux "
 			   "5.6): %s", why);
@@ -684,35 +684,6 @@ static int peek(pid_t tid, uint64_t remote, void *local, size_t len)
 	return (size_t)n == len ? 0 : -EFAULT;
 }
 
-/* Lexically normalise an absolute path in place: "//", "/./", "a/.." (the kernel re-checks beneath). */
-static void normalise(char *p)
-{
-	char *out = p, *in = p;
-
-	while (*in) {
-		while (*in == '/')
-			in++;
-		if (!*in)
-			break;
-		if (in[0] == '.' && (in[1] == '/' || !in[1])) {
-			in++;
-			continue;
-		}
-		if (in[0] == '.' && in[1] == '.' && (in[2] == '/' || !in[2])) {
-			in += 2;
-			while (out > p && *--out != '/')
-				;
-			continue;
-		}
-		*out++ = '/';
-		while (*in && *in != '/')
-			*out++ = *in++;
-	}
-	if (out == p)
-		*out++ = '/';
-	*out = '\0';
-}
-
 /*
  * Resolve the pathname in |sun|/|alen| (task |tid|'s view) to an O_PATH fd
  * of a socket inode beneath an allowed base. Returns the fd, or -errno to
@@ -755,7 +726,7 @@ static int resolve_socket(struct corral_unotify *u, pid_t tid, uint64_t id,
 		memcpy(path + n, sun->sun_path, plen);
 		path[n + plen] = '\0';
 	}
-	normalise(path);
+	corral_path_normalise(path, CORRAL_PATH_DOTDOT); /* the kernel re-checks beneath */
 
 	/* The longest allowed base the path lies under: root, read_write paths, the private tmp. */
 	for (size_t i = 0; i <= u->plan->n_bases; i++) {
@@ -775,7 +746,7 @@ static int resolve_socket(struct corral_unotify *u, pid_t tid, uint64_t id,
 		bl = strlen(b);
 		if (bl == 1 && b[0] == '/')
 			bl = 0; /* root "/": everything is under it */
-		if (strncmp(path, b, bl) != 0 || (path[bl] != '/' && path[bl] != '\0'))
+		if (!corral_path_contains(b, path))
 			continue;
 		if (bl >= best || base_fd < 0) {
 			best = bl;

@@ -567,7 +567,9 @@ _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_
 				 struct corral_result *res, struct corral_error *err)
 {
 	struct corral_exec_opts o = {};
-	struct corral_run run = { .ruleset_fd = -1, .tmp_fd = -1, .un_parent = -1, .un_child = -1 };
+	struct corral_denials denials = {};
+	struct corral_run run = { .ruleset_fd = -1, .tmp_fd = -1, .un_parent = -1, .un_child = -1,
+				  .denials = &denials };
 	struct corral_spawn_rlimits rl;
 	char *shell_argv[4] = {};
 	char **envp = NULL, *tmpdir = NULL;
@@ -686,7 +688,10 @@ _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_
 				      .rlimits = &rl,
 			      },
 			      &o, res, err);
+	if (r == 0)
+		corral_denials_collect(&denials, sb, &run, res);
 out:
+	corral_denials_clear(&denials);
 	run_clear(sb, &run);
 	free(envp);
 	free(tmpdir);

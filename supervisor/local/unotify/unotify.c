@@ -57,6 +57,7 @@
 
 #include "internal/syscalls.h"
 #include "landlock/landlock.h"
+#include "supervisor/exec/denials.h"
 #include "supervisor/exec/sandbox.h"
 #include "supervisor/local/unotify/unotify.h"
 
@@ -140,6 +141,7 @@ struct corral_unotify_plan {
 	uid_t uid;
 	gid_t gid;
 	bool inet; /* the network mode lets inet sockets connect and address sends (not "none") */
+	int network; /* enum corral_network, for the denials' hints */
 };
 
 void corral_unotify_plan_free(struct corral_unotify_plan *plan)
@@ -198,6 +200,7 @@ int corral_unotify_plan_new(const struct corral_sandbox *sb, int handover_fd,
 	plan->uid = sb->uid;
 	plan->gid = sb->gid;
 	plan->inet = sb->policy->network != CORRAL_NET_NONE;
+	plan->network = sb->policy->network;
 	*out = plan;
 	return 0;
 }
@@ -549,6 +552,7 @@ struct corral_unotify {
 	int pending[PENDING_MAX];
 	int n_pending;
 	struct hreq *hq; /* request header + payload being built */
+	struct corral_denials *denials; /* the run's; may be NULL */
 };
 
 static struct seccomp_notif_sizes notif_sizes;
@@ -597,6 +601,7 @@ struct corral_unotify *corral_unotify_start(const struct corral_sandbox *sb,
 	un->plan = sb->unotify;
 	un->tmp_path = run ? run->tmp_path : NULL;
 	un->tmp_fd = run ? run->tmp_fd : -1;
+	un->denials = run ? run->denials : NULL;
 	un->listener = lfd;
 	return un;
 fail:
@@ -783,16 +788,22 @@ static int resolve_socket(struct corral_unotify *u, pid_t tid, uint64_t id,
 			rel = path + bl;
 		}
 	}
-	if (base_fd < 0)
+	if (base_fd < 0) {
+		corral_denials_unix(u->denials, path, false);
 		return -EACCES;
+	}
 	while (*rel == '/')
 		rel++;
 	if (*rel)
 		fd = (int)syscall(__NR_openat2, base_fd, rel, &how, sizeof(how));
 	else
 		fd = fcntl(base_fd, F_DUPFD_CLOEXEC, 3); /* the base itself (a socket given as read_write) */
+	if (fd < 0 && errno == EXDEV) {
+		corral_denials_unix(u->denials, path, false);
+		return -EACCES;
+	}
 	if (fd < 0)
-		return errno == EXDEV ? -EACCES : -errno;
+		return -errno;
 	if (fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode)) {
 		close(fd);
 		return -ECONNREFUSED;
@@ -1066,6 +1077,16 @@ static void mediate(struct corral_unotify *u)
 	int hi, sent_to = -1;
 	ssize_t total = 0;
 
+	/*
+	 * socket() of a family the network mode refuses: the filter sends it
+	 * here only to be counted (costs nothing for a command that never
+	 * asks); the answer is the filter's own, EACCES.
+	 */
+	if (q->data.nr == __NR_socket) {
+		corral_denials_socket(u->denials, u->plan->network, "socket", (int)(uint32_t)a[0]);
+		respond(u, q->id, 0, EACCES);
+		return;
+	}
 	memset(h, 0, sizeof(*h));
 	h->id = q->id;
 	/* No room left to park what this call could take: take nothing (see release_fds). */
@@ -1163,6 +1184,8 @@ static void mediate(struct corral_unotify *u)
 	 * Landlock's TCP rule: refused as that rule would.
 	 */
 	if (!u->plan->inet && domain != AF_UNIX && (h->op == OP_CONNECT || has_addr)) {
+		corral_denials_socket(u->denials, u->plan->network, h->op == OP_CONNECT ? "connect" : "send",
+				      domain);
 		err = EACCES;
 		goto answer;
 	}
@@ -1174,6 +1197,15 @@ static void mediate(struct corral_unotify *u)
 		int t;
 
 		if (sun->sun_path[0] == '\0') {
+			char name[sizeof(sun->sun_path) + 1] = "@";
+			size_t nl = addr_len - offsetof(struct sockaddr_un, sun_path);
+
+			if (nl > sizeof(sun->sun_path))
+				nl = sizeof(sun->sun_path);
+			for (size_t i = 1; i < nl; i++)
+				name[i] = sun->sun_path[i] >= 0x20 && sun->sun_path[i] < 0x7f ? sun->sun_path[i] : '?';
+			name[nl ? nl : 1] = '\0';
+			corral_denials_unix(u->denials, name, true);
 			err = EACCES; /* abstract: see the header comment */
 			goto answer;
 		}

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -298,6 +299,10 @@ static int add_mediation(scmp_filter_ctx ctx, int handover_fd)
 	if (r == 0)
 		r = seccomp_rule_add_exact(ctx, notify, SCMP_SYS(sendmsg), 1,
 					   SCMP_A2(SCMP_CMP_LE, 0xffffffffULL));
+	/* The peer of a pty the command made: Landlock denies /dev/pts, the supervisor opens it. */
+	if (r == 0)
+		r = seccomp_rule_add_exact(ctx, notify, SCMP_SYS(ioctl), 1,
+					   SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, TIOCGPTPEER));
 	if (r == 0)
 		r = seccomp_rule_add_exact(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(sendmsg), 2,
 					   SCMP_A0(SCMP_CMP_NE, (uint64_t)handover_fd),

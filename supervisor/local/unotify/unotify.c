@@ -44,11 +44,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <termios.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/un.h>
@@ -1062,6 +1064,87 @@ static void drop_pending(struct corral_unotify *u)
 		close(u->pending[--u->n_pending]);
 }
 
+#ifndef TIOCGPTPEER
+#define TIOCGPTPEER _IO('T', 0x41)
+#endif
+#ifndef SECCOMP_ADDFD_FLAG_SEND
+#define SECCOMP_ADDFD_FLAG_SEND (1UL << 1)
+#endif
+#define PTMX_MAJOR 5
+#define PTMX_MINOR 2
+
+/*
+ * ioctl(master, TIOCGPTPEER, flags): the peer of a pseudo-terminal the
+ * command made. Landlock denies opening /dev/pts/N (every host terminal
+ * lies there), and the kernel's TIOCGPTPEER opens the peer by that path
+ * in the caller's domain: so the supervisor takes the master with
+ * pidfd_getfd, checks it is a ptmx master (a /dev/ptmx character device
+ * that answers TIOCGPTN), asks for the peer itself and injects it into
+ * the caller (SECCOMP_IOCTL_NOTIF_ADDFD). A terminal the command does not
+ * hold the master of stays out of reach: only a master yields a peer.
+ * The supervisor's own open is always O_NOCTTY|O_CLOEXEC, so the pty never
+ * becomes the supervisor's terminal; the command's O_CLOEXEC is honoured
+ * on the injected fd (O_NOCTTY is implied: a session leader takes the
+ * pty with TIOCSCTTY, as login_tty does).
+ */
+static void pty_peer(struct corral_unotify *u, const struct seccomp_notif *q)
+{
+	const int allowed = O_ACCMODE | O_NOCTTY | O_NONBLOCK | O_CLOEXEC;
+	int flags = (int)q->data.args[2], pidfd = -1, master = -1, peer = -1, err = 0;
+	unsigned int ptn;
+	struct stat st;
+
+	if (flags & ~allowed) {
+		err = EINVAL;
+		goto answer;
+	}
+	pidfd = open_task_pidfd((pid_t)q->pid);
+	if (pidfd < 0 || !id_valid(u, q->id)) {
+		err = ESRCH;
+		goto answer;
+	}
+	master = (int)syscall(__NR_pidfd_getfd, pidfd, (int)q->data.args[0], 0);
+	if (master < 0) {
+		err = errno == ESRCH ? ESRCH : EBADF;
+		goto answer;
+	}
+	if (fstat(master, &st) < 0 || !S_ISCHR(st.st_mode) || major(st.st_rdev) != PTMX_MAJOR ||
+	    minor(st.st_rdev) != PTMX_MINOR || ioctl(master, TIOCGPTN, &ptn) < 0) {
+		err = ENOTTY; /* what the kernel answers on anything but a master */
+		goto answer;
+	}
+	peer = ioctl(master, TIOCGPTPEER, (flags & (O_ACCMODE | O_NONBLOCK)) | O_NOCTTY | O_CLOEXEC);
+	if (peer < 0) {
+		err = errno;
+		goto answer;
+	}
+	{
+		struct seccomp_notif_addfd add = {
+			.id = q->id, .flags = SECCOMP_ADDFD_FLAG_SEND, .srcfd = (__u32)peer,
+			.newfd_flags = (__u32)(flags & O_CLOEXEC),
+		};
+		int fd = ioctl(u->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
+
+		if (fd < 0 && errno == EINVAL) { /* before Linux 5.14: no FLAG_SEND, answer after */
+			add.flags = 0;
+			fd = ioctl(u->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
+			if (fd >= 0)
+				respond(u, q->id, fd, 0);
+		}
+		if (fd < 0)
+			err = errno == ENOENT ? 0 : errno; /* ENOENT: the caller is gone, or was interrupted */
+		if (fd < 0 && err)
+			goto answer;
+	}
+	goto out;
+answer:
+	respond(u, q->id, 0, err ? err : EIO);
+out:
+	safe_close(peer);
+	safe_close(master);
+	safe_close(pidfd);
+}
+
 static void mediate(struct corral_unotify *u)
 {
 	const struct seccomp_notif *q = u->req;
@@ -1082,6 +1165,10 @@ static void mediate(struct corral_unotify *u)
 	 * here only to be counted (costs nothing for a command that never
 	 * asks); the answer is the filter's own, EACCES.
 	 */
+	if (q->data.nr == __NR_ioctl) {
+		pty_peer(u, q);
+		return;
+	}
 	if (q->data.nr == __NR_socket) {
 		corral_denials_socket(u->denials, u->plan->network, "socket", (int)(uint32_t)a[0]);
 		respond(u, q->id, 0, EACCES);

@@ -285,12 +285,18 @@ static uint32_t rule_action(const struct corral_sc_rule *r, bool notify_socket)
 	return SCMP_ACT_ERRNO(r->err);
 }
 
-/* The supervisor's Unix-socket mediation rules (see corral_seccomp_compile_unix). */
-static int add_mediation(scmp_filter_ctx ctx, int handover_fd)
+/*
+ * The supervisor's rules (see corral_seccomp_compile_unix): the listener
+ * hand-over and TIOCGPTPEER always; connect and the sends only when it
+ * mediates Unix sockets (|mediate_unix|).
+ */
+static int add_mediation(scmp_filter_ctx ctx, int handover_fd, bool mediate_unix)
 {
 	const uint32_t notify = SCMP_ACT_NOTIFY;
-	int r;
+	int r = 0;
 
+	if (!mediate_unix)
+		goto pty;
 	r = seccomp_rule_add_exact(ctx, notify, SCMP_SYS(connect), 0);
 	if (r == 0)
 		r = seccomp_rule_add_exact(ctx, notify, SCMP_SYS(sendmmsg), 0);
@@ -300,6 +306,7 @@ static int add_mediation(scmp_filter_ctx ctx, int handover_fd)
 		r = seccomp_rule_add_exact(ctx, notify, SCMP_SYS(sendmsg), 1,
 					   SCMP_A2(SCMP_CMP_LE, 0xffffffffULL));
 	/* The peer of a pty the command made: Landlock denies /dev/pts, the supervisor opens it. */
+pty:
 	if (r == 0)
 		r = seccomp_rule_add_exact(ctx, notify, SCMP_SYS(ioctl), 1,
 					   SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, TIOCGPTPEER));
@@ -361,14 +368,17 @@ static int compile(const struct corral_policy *p, int landlock_abi, int optimize
 		/* Unknown, or a pseudo-number: the call does not exist on this architecture. */
 		if (nr < 0)
 			continue;
-		r = add_rule(ctx, rule, rule_action(rule, unix_allowed && handover_fd >= 0), nr);
+		r = add_rule(ctx, rule, rule_action(rule, handover_fd >= 0), nr);
 		if (r < 0)
 			return corral_err(err, CORRAL_E_SETUP, -r, "seccomp: rule for %s: %s", rule->syscall,
 					  corral_strerror(-r));
 	}
 
-	if (unix_allowed && handover_fd >= 0) {
-		r = add_mediation(ctx, handover_fd);
+	if (handover_fd >= 0) {
+		/* The supervisor mediates Unix sockets itself (corral_unix_mode: CORRAL_UNIX_MEDIATED). */
+		bool mediate_unix = unix_allowed && landlock_abi < 9 && p->network != CORRAL_NET_HOST;
+
+		r = add_mediation(ctx, handover_fd, mediate_unix);
 		if (r < 0)
 			return corral_err(err, CORRAL_E_SETUP, -r, "seccomp: Unix-socket mediation rules: %s",
 					  corral_strerror(-r));

@@ -75,6 +75,9 @@ void corral_denials_socket(struct corral_denials *d, int network, const char *ca
 	else
 		snprintf(what, sizeof(what), "%s(family %d)", call, family);
 	corral_denials_add(d, "network", what, "supervisor",
+			   network == CORRAL_NET_HOST ?
+			   "network is host: inet, inet6, Unix and netlink sockets only; this family is "
+			   "refused under every network mode" :
 			   network == CORRAL_NET_LOOPBACK ?
 			   "network is loopback: only inet, inet6 and Unix sockets inside a private network "
 			   "namespace; pass --net host (policy key \"network\") for this family" :

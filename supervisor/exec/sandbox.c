@@ -397,7 +397,7 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 		int handover = -1;
 
 		sb->unix_mode = corral_unix_mode(sb->policy, corral_landlock_abi(), &handover, &sb->posture);
-		if (sb->unix_mode == CORRAL_UNIX_MEDIATED) {
+		if (handover >= 0) {
 			r = corral_unotify_plan_new(sb, handover, &sb->unotify, err);
 			if (r < 0)
 				goto fail;

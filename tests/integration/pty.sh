@@ -28,6 +28,8 @@ if command -v script >/dev/null; then
 	expect_match "control: script outside" '^/dev/pts/[0-9]+' "$(as_id script -qec tty /dev/null)"
 	out=$("$C" run --json -- script -qec tty /dev/null)
 	expect_match "script -qec tty inside" "^'/dev/pts/[0-9]+" "$(json '["stdout"]' <<<"$out")"
+	out=$("$C" run --json --net host -- script -qec tty /dev/null)
+	expect_match "script -qec tty inside, --net host" "^'/dev/pts/[0-9]+" "$(json '["stdout"]' <<<"$out")"
 fi
 
 PTYFORK='import pty, os

@@ -79,46 +79,67 @@
 
 /* ------------------------------------------------------------------ mode */
 
+/*
+ * The hand-over fd of a supervisor listener, when this host and |p| allow
+ * one; else -1 with |why| saying what is missing.
+ */
+static int listener_handover(const struct corral_policy *p, char *why, size_t why_len)
+{
+	struct rlimit own;
+
+	if (!corral_seccomp_available()) {
+		snprintf(why, why_len, "no seccomp");
+		return -1;
+	}
+	if (getrlimit(RLIMIT_NOFILE, &own) < 0 || p->limits.open_files == 0 ||
+	    (own.rlim_max != RLIM_INFINITY && p->limits.open_files >= (uint64_t)own.rlim_max) ||
+	    p->limits.open_files >= INT_MAX) {
+		/* The hand-over fd must be one the command cannot allocate, yet one we can. */
+		snprintf(why, why_len, "limits.open_files (%llu) must be set and below corral's own "
+			 "hard RLIMIT_NOFILE (%llu)", (unsigned long long)p->limits.open_files,
+			 (unsigned long long)own.rlim_max);
+		return -1;
+	}
+	if (!corral_unotify_available(why, why_len))
+		return -1;
+	/*
+	 * At the limit: the first number the command cannot allocate. Never
+	 * below 3, which would replace one of its stdio fds (any number at
+	 * or above the limit will do).
+	 */
+	return p->limits.open_files < 3 ? 3 : (int)p->limits.open_files;
+}
+
 int corral_unix_mode(const struct corral_policy *p, int landlock_abi, int *handover_fd,
 		     struct corral_posture *ps)
 {
 	const char *force = secure_getenv("CORRAL_TEST_UNIX_MEDIATION");
 	char why[200] = "";
-	struct rlimit own;
 
 	*handover_fd = -1;
-	if (p->network == CORRAL_NET_HOST) {
-		corral_posture_add(ps, "net.unix_mediated", CORRAL_PROMISE_NA,
-				   "network \"host\": Unix sockets are not confined");
-		return CORRAL_UNIX_OPEN;
-	}
 	if (force && strcmp(force, "0") == 0) {
 		snprintf(why, sizeof(why), "CORRAL_TEST_UNIX_MEDIATION=0");
-	} else if (landlock_abi >= 9) {
+	} else if (p->network == CORRAL_NET_HOST || landlock_abi >= 9) {
+		/*
+		 * Unix sockets need no mediation here, but a pty's peer
+		 * (TIOCGPTPEER) and the denials' socket() counts still go
+		 * through a listener when the host can have one.
+		 */
+		*handover_fd = listener_handover(p, why, sizeof(why));
+		if (p->network == CORRAL_NET_HOST) {
+			corral_posture_add(ps, "net.unix_mediated", CORRAL_PROMISE_NA,
+					   "network \"host\": Unix sockets are not confined");
+			return CORRAL_UNIX_OPEN;
+		}
 		corral_posture_add(ps, "net.unix_mediated", CORRAL_PROMISE_ENFORCED,
 				   "pathname Unix sockets reachable only under the root and read_write paths: "
 				   "Landlock ABI 9 (RESOLVE_UNIX); abstract ones scoped");
 		return CORRAL_UNIX_LANDLOCK;
-	} else if (!corral_seccomp_available()) {
-		snprintf(why, sizeof(why), "no seccomp");
-	} else if (getrlimit(RLIMIT_NOFILE, &own) < 0 || p->limits.open_files == 0 ||
-		   (own.rlim_max != RLIM_INFINITY && p->limits.open_files >= (uint64_t)own.rlim_max) ||
-		   p->limits.open_files >= INT_MAX) {
-		/* The hand-over fd must be one the command cannot allocate, yet one we can. */
-		snprintf(why, sizeof(why), "limits.open_files (%llu) must be set and below corral's own "
-			 "hard RLIMIT_NOFILE (%llu)", (unsigned long long)p->limits.open_files,
-			 (unsigned long long)own.rlim_max);
-	} else if (corral_unotify_available(why, sizeof(why))) {
+	} else if ((*handover_fd = listener_handover(p, why, sizeof(why))) >= 0) {
 		corral_posture_add(ps, "net.unix_mediated", CORRAL_PROMISE_ENFORCED,
 				   "connect/sendto/sendmsg of Unix sockets checked by the supervisor "
 				   "(seccomp user notification): only socket files under the root, the "
 				   "private tmp and read_write paths; abstract addresses refused");
-		/*
-		 * At the limit: the first number the command cannot allocate.
-		 * Never below 3, which would replace one of its stdio fds
-		 * (any number at or above the limit will do).
-		 */
-		*handover_fd = p->limits.open_files < 3 ? 3 : (int)p->limits.open_files;
 		return CORRAL_UNIX_MEDIATED;
 	}
 	corral_posture_add(ps, "net.unix_refused", CORRAL_PROMISE_ENFORCED,

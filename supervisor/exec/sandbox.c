@@ -402,18 +402,11 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 			if (r < 0)
 				goto fail;
 		}
-#ifdef CORRAL_SC_GENERATOR
-		r = corral_seccomp_compile_unix(sb->policy, corral_landlock_abi(),
-						sb->unix_mode == CORRAL_UNIX_MEDIATED ||
-						sb->unix_mode == CORRAL_UNIX_LANDLOCK,
-						handover, &sb->posture, &sb->bpf, err);
-#else
 		/* The standard policies' filters were compiled at build time. */
 		r = corral_seccomp_compile_cached(sb->policy, corral_landlock_abi(),
 						  sb->unix_mode == CORRAL_UNIX_MEDIATED ||
 						  sb->unix_mode == CORRAL_UNIX_LANDLOCK,
 						  handover, &sb->posture, &sb->bpf, err);
-#endif
 	}
 	if (r < 0)
 		goto fail;

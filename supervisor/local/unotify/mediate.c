@@ -385,10 +385,6 @@ static int open_task_pidfd(pid_t tid)
 }
 
 /*
- * Handle one notification. Returns 0 when it was answered or handed to the
- * helper; the caller answers nothing more.
- */
-/*
  * The helper for the next call: an idle one, else a new one, else (all
  * CORRAL_UNOTIFY_HELPERS_MAX busy) the least busy. -1 when none can be had.
  */

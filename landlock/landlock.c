@@ -666,9 +666,9 @@ static const char *const default_devices[] = {
  * of the command's uid (all of the user's, when corral runs unprivileged)
  * it could open, read the keystrokes meant for them and write on their
  * screens. The terminal the command inherits is granted per run
- * (corral_ll_ruleset). A new pty pair's other end lies in /dev/pts too,
- * so openpty(3), script or pexpect inside need --rw /dev/pts, which
- * opens them all (docs/threat-model.md).
+ * (corral_ll_ruleset). A new pty pair's other end lies in /dev/pts too:
+ * the supervisor opens it for the command (TIOCGPTPEER, seccomp user
+ * notification: supervisor/local/unotify/), docs/threat-model.md.
  */
 static const char *const default_ttys[] = { "/dev/tty", "/dev/ptmx" };
 

@@ -56,11 +56,22 @@ step "build ASan+UBSan" ninja -C "$asan"
 # the child before execve, and ASan's shadow mappings cannot live under it.
 step "unit and kernel suites under ASan+UBSan" env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   meson test -C "$asan" --print-errorlogs --suite unit --suite kernel
-if [ -x "$asan/tests/fuzz/fuzz-policy" ] && [ "$fuzz_seconds" -gt 0 ]; then
+# The fuzz time is shared: two thirds to the policy parser, a third to the
+# mediation's decoder.
+unotify_seconds=$((fuzz_seconds / 3))
+policy_seconds=$((fuzz_seconds - unotify_seconds))
+if [ -x "$asan/tests/fuzz/fuzz-policy" ] && [ "$policy_seconds" -gt 0 ]; then
   corpus=$(mktemp -d)
   cp tests/fuzz/corpus/* "$corpus"/
-  step "fuzz policy parser ${fuzz_seconds}s" env ASAN_OPTIONS=detect_leaks=1 \
-    "$asan/tests/fuzz/fuzz-policy" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 \
+  step "fuzz policy parser ${policy_seconds}s" env ASAN_OPTIONS=detect_leaks=1 \
+    "$asan/tests/fuzz/fuzz-policy" -max_total_time="$policy_seconds" -timeout=10 -rss_limit_mb=2048 \
+    -artifact_prefix="$corpus/" "$corpus"
+fi
+if [ -x "$asan/tests/fuzz/fuzz-unotify-decode" ] && [ "$unotify_seconds" -gt 0 ]; then
+  corpus=$(mktemp -d)
+  cp tests/fuzz/corpus-unotify/* "$corpus"/
+  step "fuzz mediation decoder ${unotify_seconds}s" env ASAN_OPTIONS=detect_leaks=1 \
+    "$asan/tests/fuzz/fuzz-unotify-decode" -max_total_time="$unotify_seconds" -timeout=10 -rss_limit_mb=2048 \
     -artifact_prefix="$corpus/" "$corpus"
 fi
 step "bench smoke" bash bench/run.sh --smoke --build "$build"

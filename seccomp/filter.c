@@ -9,6 +9,8 @@
 #include <seccomp.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -46,10 +48,10 @@ bool corral_seccomp_available(void)
 }
 
 
-static int add_one(scmp_filter_ctx ctx, const struct corral_sc_rule *r, int nr,
-		   unsigned int n, const struct scmp_arg_cmp *cmp)
+static int add_one(scmp_filter_ctx ctx, uint32_t act, int nr, unsigned int n,
+		   const struct scmp_arg_cmp *cmp)
 {
-	return seccomp_rule_add_exact_array(ctx, SCMP_ACT_ERRNO(r->err), nr, n, cmp);
+	return seccomp_rule_add_exact_array(ctx, act, nr, n, cmp);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -67,7 +69,7 @@ static int cmp_u64(const void *a, const void *b)
  * All 64 bits are compared, so a value with high bits set (which the kernel
  * would truncate to an int) lands in "> max" and is refused: fail safe.
  */
-static int add_not_in(scmp_filter_ctx ctx, const struct corral_sc_rule *r, int nr)
+static int add_not_in(scmp_filter_ctx ctx, const struct corral_sc_rule *r, uint32_t act, int nr)
 {
 	uint64_t v[CORRAL_SC_MAX_VALUES], lo = 0;
 	struct scmp_arg_cmp c;
@@ -86,7 +88,7 @@ static int add_not_in(scmp_filter_ctx ctx, const struct corral_sc_rule *r, int n
 			while ((lo & (size * 2 - 1)) == 0 && lo + size * 2 - 1 < v[i] && size < (1ULL << 62))
 				size *= 2;
 			c = SCMP_CMP(r->arg, SCMP_CMP_MASKED_EQ, ~(size - 1), lo);
-			k = add_one(ctx, r, nr, 1, &c);
+			k = add_one(ctx, act, nr, 1, &c);
 			if (k < 0)
 				return k;
 			lo += size;
@@ -94,17 +96,17 @@ static int add_not_in(scmp_filter_ctx ctx, const struct corral_sc_rule *r, int n
 		lo = v[i] + 1;
 	}
 	c = SCMP_CMP(r->arg, SCMP_CMP_GT, v[r->n_values - 1]);
-	return add_one(ctx, r, nr, 1, &c);
+	return add_one(ctx, act, nr, 1, &c);
 }
 
-static int add_rule(scmp_filter_ctx ctx, const struct corral_sc_rule *r, int nr)
+static int add_rule(scmp_filter_ctx ctx, const struct corral_sc_rule *r, uint32_t act, int nr)
 {
 	struct scmp_arg_cmp c;
 	int k;
 
 	switch (r->cond) {
 	case CORRAL_SC_ANY:
-		return add_one(ctx, r, nr, 0, NULL);
+		return add_one(ctx, act, nr, 0, NULL);
 	case CORRAL_SC_ANY_BIT:
 		for (int bit = 0; bit < 64; bit++) {
 			uint64_t m = 1ULL << bit;
@@ -112,16 +114,16 @@ static int add_rule(scmp_filter_ctx ctx, const struct corral_sc_rule *r, int nr)
 			if (!(r->value[0] & m))
 				continue;
 			c = SCMP_CMP(r->arg, SCMP_CMP_MASKED_EQ, m, m);
-			k = add_one(ctx, r, nr, 1, &c);
+			k = add_one(ctx, act, nr, 1, &c);
 			if (k < 0)
 				return k;
 		}
 		return 0;
 	case CORRAL_SC_LOW32_EQ:
 		c = SCMP_CMP(r->arg, SCMP_CMP_MASKED_EQ, 0xffffffffULL, r->value[0] & 0xffffffffULL);
-		return add_one(ctx, r, nr, 1, &c);
+		return add_one(ctx, act, nr, 1, &c);
 	case CORRAL_SC_NOT_IN:
-		return add_not_in(ctx, r, nr);
+		return add_not_in(ctx, r, act, nr);
 	case CORRAL_SC_NOT_ZERO_OR_QUERY:
 		/*
 		 * A 32-bit value other than 0 and 0xffffffff has, somewhere
@@ -133,12 +135,12 @@ static int add_rule(scmp_filter_ctx ctx, const struct corral_sc_rule *r, int nr)
 			uint64_t set = 1ULL << bit, clear = 1ULL << ((bit + 1) % 32);
 
 			c = SCMP_CMP(r->arg, SCMP_CMP_MASKED_EQ, set | clear, set);
-			k = add_one(ctx, r, nr, 1, &c);
+			k = add_one(ctx, act, nr, 1, &c);
 			if (k < 0)
 				return k;
 		}
 		c = SCMP_CMP(r->arg, SCMP_CMP_GT, 0xffffffffULL);
-		return add_one(ctx, r, nr, 1, &c);
+		return add_one(ctx, act, nr, 1, &c);
 	case CORRAL_SC_BOTH_NONZERO: {
 		/* Two compares in one rule: ANDed. */
 		struct scmp_arg_cmp both[2] = {
@@ -148,7 +150,7 @@ static int add_rule(scmp_filter_ctx ctx, const struct corral_sc_rule *r, int nr)
 
 		if (r->value[0] > 5 || r->value[0] == r->arg)
 			return -EINVAL;
-		return add_one(ctx, r, nr, 2, both);
+		return add_one(ctx, act, nr, 2, both);
 	}
 	}
 	return -EINVAL;
@@ -270,12 +272,31 @@ static void add_promises(const struct corral_policy *p, int landlock_abi, bool u
 			   "TIOCSTI/TIOCLINUX terminal input injection: refused by seccomp");
 }
 
-/* The supervisor's Unix-socket mediation rules (see corral_seccomp_compile_unix). */
-static int add_mediation(scmp_filter_ctx ctx, int handover_fd)
+/*
+ * With the supervisor's mediation listening, a socket() family the network
+ * mode refuses goes to it instead: it counts the refusal for the result's
+ * denials and answers the row's errno (EACCES), so the command sees what
+ * it would without. Nothing is notified for a command that never asks.
+ */
+static uint32_t rule_action(const struct corral_sc_rule *r, bool notify_socket)
+{
+	if (notify_socket && strcmp(r->syscall, "socket") == 0 && r->err == EACCES)
+		return SCMP_ACT_NOTIFY;
+	return SCMP_ACT_ERRNO(r->err);
+}
+
+/*
+ * The supervisor's rules (see corral_seccomp_compile_unix): the listener
+ * hand-over and TIOCGPTPEER always; connect and the sends only when it
+ * mediates Unix sockets (|mediate_unix|).
+ */
+static int add_mediation(scmp_filter_ctx ctx, int handover_fd, bool mediate_unix)
 {
 	const uint32_t notify = SCMP_ACT_NOTIFY;
-	int r;
+	int r = 0;
 
+	if (!mediate_unix)
+		goto pty;
 	r = seccomp_rule_add_exact(ctx, notify, SCMP_SYS(connect), 0);
 	if (r == 0)
 		r = seccomp_rule_add_exact(ctx, notify, SCMP_SYS(sendmmsg), 0);
@@ -284,6 +305,11 @@ static int add_mediation(scmp_filter_ctx ctx, int handover_fd)
 	if (r == 0)
 		r = seccomp_rule_add_exact(ctx, notify, SCMP_SYS(sendmsg), 1,
 					   SCMP_A2(SCMP_CMP_LE, 0xffffffffULL));
+	/* The peer of a pty the command made: Landlock denies /dev/pts, the supervisor opens it. */
+pty:
+	if (r == 0)
+		r = seccomp_rule_add_exact(ctx, notify, SCMP_SYS(ioctl), 1,
+					   SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, TIOCGPTPEER));
 	if (r == 0)
 		r = seccomp_rule_add_exact(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(sendmsg), 2,
 					   SCMP_A0(SCMP_CMP_NE, (uint64_t)handover_fd),
@@ -342,14 +368,17 @@ static int compile(const struct corral_policy *p, int landlock_abi, int optimize
 		/* Unknown, or a pseudo-number: the call does not exist on this architecture. */
 		if (nr < 0)
 			continue;
-		r = add_rule(ctx, rule, nr);
+		r = add_rule(ctx, rule, rule_action(rule, handover_fd >= 0), nr);
 		if (r < 0)
 			return corral_err(err, CORRAL_E_SETUP, -r, "seccomp: rule for %s: %s", rule->syscall,
 					  corral_strerror(-r));
 	}
 
-	if (unix_allowed && handover_fd >= 0) {
-		r = add_mediation(ctx, handover_fd);
+	if (handover_fd >= 0) {
+		/* The supervisor mediates Unix sockets itself (corral_unix_mode: CORRAL_UNIX_MEDIATED). */
+		bool mediate_unix = unix_allowed && landlock_abi < 9 && p->network != CORRAL_NET_HOST;
+
+		r = add_mediation(ctx, handover_fd, mediate_unix);
 		if (r < 0)
 			return corral_err(err, CORRAL_E_SETUP, -r, "seccomp: Unix-socket mediation rules: %s",
 					  corral_strerror(-r));

@@ -127,7 +127,9 @@ bool corral_sc_rule_applies_unix(const struct corral_sc_rule *r, int network, in
  *    its fd is |handover_fd| — how the child hands the listener to the
  *    parent once the filter is live — and refused (EPERM) on every other
  *    fd. |handover_fd| must be a number the command cannot allocate (at or
- *    above its RLIMIT_NOFILE hard limit) and closed at execve.
+ *    above its RLIMIT_NOFILE hard limit) and closed at execve;
+ *  - socket() of a family the network mode refuses goes to the supervisor
+ *    too, which counts it (the result's denials) and answers EACCES.
  */
 int corral_seccomp_compile_unix(const struct corral_policy *p, int landlock_abi, bool unix_allowed,
 				int handover_fd, struct corral_posture *ps, struct corral_bpf *out,

@@ -929,6 +929,36 @@ static int c_tty(int argc, char **argv)
 	return verdict(&o);
 }
 
+#ifndef TIOCGPTPEER
+#define TIOCGPTPEER _IO('T', 0x41)
+#endif
+
+/*
+ * A pty of the command's own works (the control: /dev/ptmx, unlock, its
+ * peer through TIOCGPTPEER, as openpty does); the host's pty |argv[0]|,
+ * owned by the command's uid, cannot be opened.
+ */
+static int c_pty(int argc, char **argv)
+{
+	struct obs o = {};
+	int unlock = 0, m, s;
+
+	m = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (m < 0)
+		return control_failed("open /dev/ptmx", errno);
+	if (ioctl(m, TIOCSPTLCK, &unlock) < 0 || (s = ioctl(m, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0) {
+		int e = errno;
+
+		close(m);
+		return control_failed("the peer of its own pty (TIOCGPTPEER)", e);
+	}
+	close(s);
+	close(m);
+	ATTACK(&o, "open the host's pty", try_open(argv[0], O_RDWR | O_NOCTTY));
+	ATTACK(&o, "open the host's pty read-only", try_open(argv[0], O_RDONLY | O_NOCTTY));
+	return verdict(&o);
+}
+
 /* ---------------------------------------------------------- what leaks in */
 
 static int c_fds(int argc, char **argv)
@@ -1369,6 +1399,7 @@ static const struct {
 	{ "prlimit", 1, c_prlimit },
 	{ "sysv", 1, c_sysv },
 	{ "tty", 1, c_tty },
+	{ "pty", 1, c_pty },
 	{ "fds", 1, c_fds },
 	{ "env", 2, c_env },
 	{ "privs", 2, c_privs },

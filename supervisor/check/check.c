@@ -907,6 +907,8 @@ static void tty_canaries(struct check *c)
 	c->canary_stdin = c->pty_slave;
 	simple(c, CORRAL_P_TTY_NO_INJECTION, "tiocsti", CORRAL_P_TTY_NO_INJECTION, (const char *[]){ "tty", c->pts, NULL });
 	c->canary_stdin = -1;
+	/* The same pty, not inherited this time: a pty of its own works, this one stays out of reach. */
+	simple(c, "fs.read", "pty-host", "fs.read", (const char *[]){ "pty", c->pts, NULL });
 	if (ioctl(c->pty_slave, FIONREAD, &queued) == 0 && queued > 0)
 		record(c, CORRAL_P_TTY_NO_INJECTION, "tiocsti-input", R_BROKEN,
 		       "%d bytes were injected into the terminal's input queue", queued);

@@ -308,22 +308,16 @@ static int build_filter(struct corral_sandbox *sb, struct corral_error *err)
 	int handover = -1, r;
 
 	sb->unix_mode = corral_unix_mode(sb->policy, corral_landlock_abi(), &handover, &sb->posture);
-	if (sb->unix_mode == CORRAL_UNIX_MEDIATED) {
+	if (handover >= 0) {
 		r = corral_unotify_plan_new(sb, handover, &sb->unotify, err);
 		if (r < 0)
 			return r;
 	}
-#ifdef CORRAL_SC_GENERATOR
-	r = corral_seccomp_compile_unix(sb->policy, corral_landlock_abi(),
-					sb->unix_mode == CORRAL_UNIX_MEDIATED || sb->unix_mode == CORRAL_UNIX_LANDLOCK,
-					handover, &sb->posture, &sb->bpf, err);
-#else
 	/* The standard policies' filters were compiled at build time. */
 	r = corral_seccomp_compile_cached(sb->policy, corral_landlock_abi(),
 					  sb->unix_mode == CORRAL_UNIX_MEDIATED ||
 					  sb->unix_mode == CORRAL_UNIX_LANDLOCK,
 					  handover, &sb->posture, &sb->bpf, err);
-#endif
 	if (r < 0)
 		return r;
 	sb->have_bpf = sb->bpf.len > 0;
@@ -617,7 +611,9 @@ _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_
 				 struct corral_result *res, struct corral_error *err)
 {
 	struct corral_exec_opts o = {};
-	struct corral_run run = { .ruleset_fd = -1, .tmp_fd = -1, .un_parent = -1, .un_child = -1 };
+	struct corral_denials denials = {};
+	struct corral_run run = { .ruleset_fd = -1, .tmp_fd = -1, .un_parent = -1, .un_child = -1,
+				  .denials = &denials };
 	struct corral_spawn_rlimits rl;
 	char *shell_argv[4] = {};
 	_cleanup_free_ char **envp = NULL;
@@ -741,6 +737,8 @@ _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_
 				      .rlimits = &rl,
 			      },
 			      &o, res, err);
+	if (r == 0)
+		corral_denials_collect(&denials, sb, &run, res);
 	if (r == 0 && sb->n_dropped) {
 		r = add_warnings(sb, res);
 		if (r < 0) {
@@ -749,6 +747,7 @@ _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_
 		}
 	}
 out:
+	corral_denials_clear(&denials);
 	run_clear(sb, &run);
 	return r;
 }

@@ -21,6 +21,7 @@
 #include "seccomp/seccomp.h"
 #include "supervisor/exec/engine.h"
 #include "supervisor/local/netns.h"
+#include "supervisor/exec/denials.h"
 #include "supervisor/local/unotify/unotify.h"
 #include "policy/posture.h"
 
@@ -113,6 +114,7 @@ struct corral_run {
 	int tmp_fd;                  /* the private tmp directory, or -1 */
 	char *tmp_path;
 	int un_parent, un_child;     /* Unix mediation: the listener's way to the parent, or -1 */
+	struct corral_denials *denials; /* what the supervisor saw refused (supervisor/exec/denials.h) */
 };
 
 /* identity.c: decide uid/gid (euid 0) and add the identity promises. */

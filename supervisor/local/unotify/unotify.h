@@ -35,7 +35,9 @@ enum corral_unix_mode {
  * Decide how Unix sockets are handled for |p| with |landlock_abi| and add
  * "net.unix_mediated" or "net.unix_refused" to |ps|. Never drops a
  * promise: refusing socket(AF_UNIX) keeps it. For CORRAL_UNIX_MEDIATED,
- * |*handover_fd| is the fd number the child hands the listener over on:
+ * and for CORRAL_UNIX_OPEN and _LANDLOCK where the host can have a
+ * listener (it then serves only TIOCGPTPEER and counts refused socket()
+ * families), |*handover_fd| is the fd number the child hands the listener over on:
  * the command's RLIMIT_NOFILE hard limit (limits.open_files), a number it
  * cannot allocate. CORRAL_TEST_UNIX_MEDIATION=0 forces the refusal (tests;
  * only ever stricter).

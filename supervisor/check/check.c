@@ -908,7 +908,7 @@ static void tty_canaries(struct check *c)
 	simple(c, CORRAL_P_TTY_NO_INJECTION, "tiocsti", CORRAL_P_TTY_NO_INJECTION, (const char *[]){ "tty", c->pts, NULL });
 	c->canary_stdin = -1;
 	/* The same pty, not inherited this time: a pty of its own works, this one stays out of reach. */
-	simple(c, "fs.read", "pty-host", "fs.read", (const char *[]){ "pty", c->pts, NULL });
+	simple(c, CORRAL_P_FS_READ, "pty-host", CORRAL_P_FS_READ, (const char *[]){ "pty", c->pts, NULL });
 	if (ioctl(c->pty_slave, FIONREAD, &queued) == 0 && queued > 0)
 		record(c, CORRAL_P_TTY_NO_INJECTION, "tiocsti-input", R_BROKEN,
 		       "%d bytes were injected into the terminal's input queue", queued);

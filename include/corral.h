@@ -172,11 +172,19 @@ void corral_sandbox_free(struct corral_sandbox *sb);
  */
 size_t corral_sandbox_dropped(const struct corral_sandbox *sb, const char *const **lines);
 
+/*
+ * What `-c STRING` (corral_exec_opts.shell) runs: the policy's shell, or
+ * the default chosen when |sb| was built: /bin/bash where it exists, else
+ * /bin/sh (docker: the image's /bin/bash where it has one, else /bin/sh;
+ * "/bin/sh" is returned). Valid while |sb| lives.
+ */
+const char *corral_sandbox_shell(const struct corral_sandbox *sb);
+
 /* Per-call options. Initialise with CORRAL_EXEC_OPTS(...) or zero + sz. */
 struct corral_exec_opts {
 	size_t sz;                 /* sizeof(struct corral_exec_opts) */
 	const char *const *argv;   /* command and arguments; argv[0] looked up in PATH */
-	const char *shell;         /* instead of argv: run "/bin/sh -c shell" */
+	const char *shell;         /* instead of argv: run SHELL -c |shell| (corral_sandbox_shell) */
 	bool capture;              /* capture stdout/stderr into the result */
 	const void *stdin_data;    /* capture mode: bytes fed to stdin (NULL: /dev/null) */
 	size_t stdin_len;

@@ -112,6 +112,9 @@ _public_ char *corral_policy_dump(const struct corral_policy *p)
 		      "pull", (int)p->docker.pull);
 	if (!o)
 		goto out;
+	/* Keys added after the DESIGN.md block, in this order (JSON_PRESERVE_ORDER). */
+	if (json_object_set_new(o, "shell", string_or_null(p->shell)) < 0)
+		goto out;
 	text = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	if (text)
 		text = splice_number(text, "\n  \"timeout\": ", p->timeout);

@@ -237,6 +237,11 @@ static int k_user(struct corral_policy *p, const char *path, json_t *v, struct c
 	return 0;
 }
 
+static int k_shell(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err)
+{
+	return get_path_or_null(path, v, &p->shell, err);
+}
+
 static int k_fs_read_only(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err)
 {
 	return get_path_list(path, v, &p->fs.read_only, err);
@@ -430,6 +435,7 @@ static const struct key_handler top_keys[] = {
 	{ "limits", k_limits },
 	{ "env", k_env },
 	{ "docker", k_docker },
+	{ "shell", k_shell },
 	{},
 };
 

@@ -30,6 +30,12 @@ struct corral_policy {
 	int network;        /* enum corral_network */
 	int compat;         /* enum corral_compat */
 	char *user;         /* NULL: default identity (DESIGN.md) */
+	/*
+	 * What `-c STRING` runs as SHELL -c STRING: an absolute path, or NULL
+	 * for the default, decided where the command runs (/bin/bash where it
+	 * exists, else /bin/sh): the canonical form stays the same on every host.
+	 */
+	char *shell;
 	struct {
 		struct corral_strv read_only;
 		struct corral_strv read_write;

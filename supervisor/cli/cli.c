@@ -21,7 +21,7 @@ static const char usage_main[] =
 	"\n"
 	"Commands:\n"
 	"  run [OPTIONS] [--] COMMAND [ARG...]   run a command in the sandbox\n"
-	"  run [OPTIONS] -c 'SHELL STRING'       run /bin/sh -c STRING in the sandbox\n"
+	"  run [OPTIONS] -c 'SHELL STRING'       run the policy's shell (bash where present) -c STRING\n"
 	"  probe [--json] [--policy FILE] [OPTIONS]\n"
 	"                                        what this kernel can enforce; posture of a policy\n"
 	"  policy check FILE                     validate a policy file\n"
@@ -278,7 +278,8 @@ int cli_parse_common(int argc, char **argv, const char *cmd, bool allow_shell,
 			       allow_shell ? " [--] COMMAND [ARG...] | -c 'SHELL STRING'" : "",
 			       usage_options);
 			if (allow_shell)
-				printf("  -c STRING              run /bin/sh -c STRING\n");
+				printf("  -c STRING              run STRING with the policy's shell (default /bin/bash\n"
+				       "                         where it exists, else /bin/sh)\n");
 			free(overlays);
 			return -1;
 		case OPT_OVERLAY ... OPT_OVERLAY_END - 1:

@@ -474,7 +474,7 @@ int cli_run(int argc, char **argv)
 		if (res->exec_errno) {
 			char msg[512];
 
-			corral_exec_error_line(res, c.shell ? "/bin/sh" : argv[optind_], msg, sizeof(msg));
+			corral_exec_error_line(res, c.shell ? corral_sandbox_shell(sb) : argv[optind_], msg, sizeof(msg));
 			fputs(msg, stderr);
 		}
 		code = corral_result_exit_code(res);

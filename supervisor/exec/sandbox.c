@@ -345,6 +345,10 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 		goto fail;
 	}
 
+	sb->shell = sb->policy->shell;
+	if (!sb->shell && sb->provider != CORRAL_PROVIDER_DOCKER)
+		sb->shell = access("/bin/bash", X_OK) == 0 ? "/bin/bash" : "/bin/sh";
+
 	if (sb->provider == CORRAL_PROVIDER_DOCKER) {
 		r = corral_docker_prepare(sb->policy, sb->root, &sb->docker, err);
 		if (r < 0)
@@ -474,6 +478,34 @@ _public_ void corral_sandbox_free(struct corral_sandbox *sb)
 	free(sb);
 }
 
+_public_ const char *corral_sandbox_shell(const struct corral_sandbox *sb)
+{
+	return sb ? (sb->shell ? sb->shell : "/bin/sh") : NULL;
+}
+
+/*
+ * The argv of `-c STRING` in |v| (room for 6): SHELL -c STRING. Docker with
+ * the default shell: the image decides, as the local provider does on the
+ * host: its /bin/bash where it has one, else /bin/sh (both get STRING as
+ * their $1 here and as their -c string there, $0 "sh" or "bash").
+ */
+static void shell_argv(const struct corral_sandbox *sb, const char *string, char **v)
+{
+	if (sb->shell) {
+		v[0] = (char *)sb->shell;
+		v[1] = (char *)"-c";
+		v[2] = (char *)string;
+		v[3] = NULL;
+		return;
+	}
+	v[0] = (char *)"/bin/sh";
+	v[1] = (char *)"-c";
+	v[2] = (char *)"if [ -x /bin/bash ]; then exec /bin/bash -c \"$1\" bash; fi; exec /bin/sh -c \"$1\" sh";
+	v[3] = (char *)"sh";
+	v[4] = (char *)string;
+	v[5] = NULL;
+}
+
 _public_ size_t corral_sandbox_dropped(const struct corral_sandbox *sb, const char *const **lines)
 {
 	if (lines)
@@ -569,7 +601,7 @@ _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_
 	struct corral_exec_opts o = {};
 	struct corral_run run = { .ruleset_fd = -1, .tmp_fd = -1, .un_parent = -1, .un_child = -1 };
 	struct corral_spawn_rlimits rl;
-	char *shell_argv[4] = {};
+	char *sh_argv[6] = {};
 	char **envp = NULL, *tmpdir = NULL;
 	int r;
 
@@ -602,6 +634,13 @@ _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_
 		return corral_err(err, CORRAL_E_USAGE, EBADF, "exec: cancel_fd %d is not an open file descriptor",
 				  o.cancel_fd);
 
+	/* -c STRING: the policy's shell, for every provider. */
+	if (o.shell) {
+		shell_argv(sb, o.shell, sh_argv);
+		o.argv = (const char *const *)sh_argv;
+		o.shell = NULL;
+	}
+
 	if (sb->docker)
 		return corral_docker_exec(sb->docker, &o, res, err);
 
@@ -619,12 +658,6 @@ _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_
 		run.un_parent = sv[0];
 		run.un_child = sv[1];
 	}
-	if (o.shell) {
-		shell_argv[0] = (char *)"/bin/sh";
-		shell_argv[1] = (char *)"-c";
-		shell_argv[2] = (char *)o.shell;
-	}
-
 	if (sb->policy->fs.private_tmp) {
 		r = corral_tmp_create(sb, &run, err);
 		if (r < 0)
@@ -678,7 +711,7 @@ _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_
 	}
 
 	r = corral_engine_run(&(struct corral_spawn){
-				      .argv = o.shell ? shell_argv : (char *const *)o.argv,
+				      .argv = (char *const *)o.argv,
 				      .envp = envp,
 				      .confine = sb,
 				      .provider = "local",

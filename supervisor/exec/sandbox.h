@@ -74,6 +74,14 @@ struct corral_sandbox {
 	char **dropped;       /* best-effort: lines of dropped promises */
 	size_t n_dropped;
 
+	/*
+	 * What runs `-c STRING` (policy key shell): the policy's, or the
+	 * default decided when the sandbox is built: /bin/bash where it
+	 * exists, else /bin/sh. NULL for docker with the default: the image's
+	 * bash where it has one (sandbox.c, shell_argv).
+	 */
+	const char *shell;
+
 	char **envp;          /* base environment without TMPDIR; NULL-terminated */
 	size_t n_envp;
 	const char *path;     /* the PATH value inside envp (for the command lookup) */

@@ -65,7 +65,8 @@ static const char default_dump[] =
 	"    \"cpus\": 1,\n"
 	"    \"pids\": 256,\n"
 	"    \"pull\": false\n"
-	"  }\n"
+	"  },\n"
+	"  \"shell\": null\n"
 	"}\n";
 
 /* The value at a dotted key path of a policy's dump, as compact JSON. */
@@ -230,6 +231,9 @@ static const struct {
 	{ "{\"docker\": {\"cpus\": 2}}", "docker.cpus", "2" },
 	{ "{\"docker\": {\"pids\": 64}}", "docker.pids", "64" },
 	{ "{\"docker\": {\"pull\": true}}", "docker.pull", "true" },
+	{ "{\"shell\": \"/bin/bash\"}", "shell", "\"/bin/bash\"" },
+	{ "{\"shell\": \"//usr/bin/./zsh\"}", "shell", "\"/usr/bin/zsh\"" },
+	{ "{\"shell\": null}", "shell", "null" },
 };
 
 static void test_valid(void **state)
@@ -275,6 +279,10 @@ static const struct {
 	{ "{\"network\": \"internet\"}", "network: unknown value 'internet' (expected none|loopback|host)" },
 	{ "{\"network\": null}", "network: expected a string" },
 	{ "{\"compat\": \"lenient\"}", "compat: unknown value 'lenient' (expected strict|best-effort)" },
+	/* shell */
+	{ "{\"shell\": \"bash\"}", "shell: 'bash' is not an absolute path" },
+	{ "{\"shell\": \"\"}", "shell: empty path" },
+	{ "{\"shell\": [\"/bin/bash\"]}", "shell: expected an absolute path or null" },
 	/* root */
 	{ "{\"root\": \"\"}", "root: empty path" },
 	{ "{\"root\": \"srv\"}", "root: 'srv' is not an absolute path" },

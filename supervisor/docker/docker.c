@@ -380,7 +380,8 @@ static int build_env(const struct corral_policy *p, const struct corral_docker_h
 	if (!vars)
 		return -ENOMEM;
 	/* Later entries win: the fixed ones, then env.pass, then env.set. */
-	vars[n++] = (struct kv){ "HOME", CORRAL_DOCKER_WORKDIR };
+	/* HOME: the container's own tmpfs, never the bind-mounted root (npm's .npm, pip's .cache). */
+	vars[n++] = (struct kv){ "HOME", "/tmp" };
 	vars[n++] = (struct kv){ "TMPDIR", "/tmp" };
 	for (size_t i = 0; i < p->env.pass.n; i++) {
 		const char *v = env_get(h->environ, p->env.pass.v[i]);

@@ -602,7 +602,7 @@ _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_
 	struct corral_run run = { .ruleset_fd = -1, .tmp_fd = -1, .un_parent = -1, .un_child = -1 };
 	struct corral_spawn_rlimits rl;
 	char *sh_argv[6] = {};
-	char **envp = NULL, *tmpdir = NULL;
+	char **envp = NULL, *env_bufs[2] = {};
 	int r;
 
 	if (!sb || !opts || !res)
@@ -658,7 +658,7 @@ _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_
 		run.un_parent = sv[0];
 		run.un_child = sv[1];
 	}
-	if (sb->policy->fs.private_tmp) {
+	if (sb->policy->fs.private_tmp || sb->private_home) {
 		r = corral_tmp_create(sb, &run, err);
 		if (r < 0)
 			goto out;
@@ -704,7 +704,7 @@ _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_
 			goto out;
 	}
 	fill_rlimits(sb, &rl, o.has_cancel_fd ? o.cancel_fd : -1);
-	envp = corral_env_for_run(sb, run.tmp_path, &tmpdir);
+	envp = corral_env_for_run(sb, sb->policy->fs.private_tmp ? run.tmp_path : NULL, run.home_path, env_bufs);
 	if (!envp) {
 		r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
 		goto out;
@@ -722,6 +722,7 @@ _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_
 out:
 	run_clear(sb, &run);
 	free(envp);
-	free(tmpdir);
+	free(env_bufs[0]);
+	free(env_bufs[1]);
 	return r;
 }

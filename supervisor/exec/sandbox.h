@@ -82,7 +82,14 @@ struct corral_sandbox {
 	 */
 	const char *shell;
 
-	char **envp;          /* base environment without TMPDIR; NULL-terminated */
+	/*
+	 * HOME is the run's own directory, "home" in its private tmp (made
+	 * even when fs.private_tmp is false, without TMPDIR then): neither
+	 * env.set nor env.pass names HOME.
+	 */
+	bool private_home;
+
+	char **envp;          /* base environment without TMPDIR and HOME; NULL-terminated */
 	size_t n_envp;
 	const char *path;     /* the PATH value inside envp (for the command lookup) */
 
@@ -120,6 +127,7 @@ struct corral_run {
 	char *cg_dir[CORRAL_CG_MAX]; /* the run's cgroup directories (rmdir after) */
 	int tmp_fd;                  /* the private tmp directory, or -1 */
 	char *tmp_path;
+	char *home_path;             /* its "home" (sb->private_home), or NULL */
 	int un_parent, un_child;     /* Unix mediation: the listener's way to the parent, or -1 */
 };
 
@@ -128,8 +136,11 @@ int corral_identity_decide(struct corral_sandbox *sb, struct corral_error *err);
 
 /* env.c: the scrubbed base environment. */
 int corral_env_build(struct corral_sandbox *sb, struct corral_error *err);
-/* envp for one run: the base plus TMPDIR=|tmp| (when non-NULL). Free with free(). */
-char **corral_env_for_run(const struct corral_sandbox *sb, const char *tmp, char **tmpdir_buf);
+/*
+ * envp for one run: the base plus TMPDIR=|tmp| and HOME=|home| (each when
+ * non-NULL and the base has none). Free it and bufs[0..1] with free().
+ */
+char **corral_env_for_run(const struct corral_sandbox *sb, const char *tmp, const char *home, char *bufs[2]);
 
 /*
  * Start counting |uid|'s tasks now, in a thread, for the first sandbox

@@ -91,7 +91,8 @@ int corral_policy_load_string(const char *json, struct corral_policy **out,
  * |option| is the long option name without dashes, as in DESIGN.md:
  * "root", "ro", "rw", "net", "timeout", "memory", "cpu", "procs",
  * "file-size", "open-files", "max-output", "env", "user", "provider",
- * "image", "compat". "ro", "rw" and "env" append; the rest replace.
+ * "image", "compat", "cwd". "ro", "rw" and "env" append; the rest replace.
+ * "cwd" is kept as given: it is relative to the root, not to getcwd.
  * Relative "root", "ro" and "rw" values are made absolute against the
  * current directory (getcwd); every path is normalised lexically. "env"
  * takes NAME (pass from the host) or NAME=VALUE (set); the later one for a
@@ -209,6 +210,15 @@ struct corral_exec_opts {
 	 */
 	bool has_cancel_fd;
 	int cancel_fd;
+	/*
+	 * Working directory, relative to the root (an absolute path must lie
+	 * under it); NULL: the policy's cwd, and the root when that is null
+	 * too. Resolved beneath the root's fd like corral_resolve_open (no
+	 * "..", symlink or mount crossing out of it): a path that escapes or
+	 * is not a directory fails the call with CORRAL_E_ESCAPE,
+	 * CORRAL_E_REFUSED or CORRAL_E_NOT_FOUND naming "cwd".
+	 */
+	const char *cwd;
 };
 #define CORRAL_EXEC_OPTS(...) \
 	((struct corral_exec_opts){ .sz = sizeof(struct corral_exec_opts), __VA_ARGS__ })

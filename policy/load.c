@@ -242,6 +242,29 @@ static int k_shell(struct corral_policy *p, const char *path, json_t *v, struct 
 	return get_path_or_null(path, v, &p->shell, err);
 }
 
+static int k_cwd(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err)
+{
+	char *s;
+	int r;
+
+	if (json_is_null(v)) {
+		free(p->cwd);
+		p->cwd = NULL;
+		return 0;
+	}
+	if (!json_is_string(v))
+		return type_error(path, "a path relative to the root, or null", err);
+	r = pv_cwd(path, json_string_value(v), err);
+	if (r < 0)
+		return r;
+	s = strdup(json_string_value(v));
+	if (!s)
+		return oom(path, err);
+	free(p->cwd);
+	p->cwd = s;
+	return 0;
+}
+
 static int k_fs_read_only(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err)
 {
 	return get_path_list(path, v, &p->fs.read_only, err);
@@ -436,6 +459,7 @@ static const struct key_handler top_keys[] = {
 	{ "env", k_env },
 	{ "docker", k_docker },
 	{ "shell", k_shell },
+	{ "cwd", k_cwd },
 	{},
 };
 

@@ -29,6 +29,8 @@ int pv_seconds(const char *name, const char *s, double max, double *out, struct 
 int pv_seconds_range(const char *name, double v, double max, struct corral_error *err);
 /* Absolute path, normalised lexically ("//" and "." dropped, no trailing '/'); *out is malloc'd. */
 int pv_path(const char *name, const char *s, char **out, struct corral_error *err);
+/* A working directory relative to the root: non-empty, shorter than PATH_MAX (the resolver judges the rest). */
+int pv_cwd(const char *name, const char *s, struct corral_error *err);
 int pv_user(const char *name, const char *s, struct corral_error *err);
 int pv_image(const char *name, const char *s, struct corral_error *err);
 int pv_env_name(const char *name, const char *s, struct corral_error *err);

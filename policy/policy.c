@@ -336,6 +336,15 @@ int pv_path(const char *name, const char *s, char **out, struct corral_error *er
 	return 0;
 }
 
+int pv_cwd(const char *name, const char *s, struct corral_error *err)
+{
+	if (!*s)
+		return corral_err(err, CORRAL_E_POLICY, 0, "%s: empty path (use \".\" for the root)", name);
+	if (strlen(s) >= PATH_MAX)
+		return corral_err(err, CORRAL_E_POLICY, 0, "%s: path too long", name);
+	return 0;
+}
+
 static bool is_name_char(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
@@ -469,12 +478,12 @@ _public_ struct corral_policy *corral_policy_dup(const struct corral_policy *p)
 		return NULL;
 	/* Scalars first; every owned pointer is then replaced by a fresh copy. */
 	*d = *p;
-	d->root = d->user = d->shell = d->docker.image = NULL;
+	d->root = d->user = d->shell = d->cwd = d->docker.image = NULL;
 	d->fs.read_only = d->fs.read_write = d->env.pass = (struct corral_strv){};
 	d->env.set = NULL;
 	d->env.n_set = 0;
 	if (strdup_or_null(&d->root, p->root) < 0 || strdup_or_null(&d->user, p->user) < 0 ||
-	    strdup_or_null(&d->shell, p->shell) < 0 ||
+	    strdup_or_null(&d->shell, p->shell) < 0 || strdup_or_null(&d->cwd, p->cwd) < 0 ||
 	    strdup_or_null(&d->docker.image, p->docker.image) < 0 ||
 	    strv_copy(&d->fs.read_only, &p->fs.read_only) < 0 ||
 	    strv_copy(&d->fs.read_write, &p->fs.read_write) < 0 ||
@@ -496,6 +505,7 @@ _public_ void corral_policy_free(struct corral_policy *p)
 	free(p->root);
 	free(p->user);
 	free(p->shell);
+	free(p->cwd);
 	strv_clear(&p->fs.read_only);
 	strv_clear(&p->fs.read_write);
 	strv_clear(&p->env.pass);

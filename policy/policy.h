@@ -36,6 +36,12 @@ struct corral_policy {
 	 * exists, else /bin/sh): the canonical form stays the same on every host.
 	 */
 	char *shell;
+	/*
+	 * The command's working directory relative to the root (or absolute
+	 * under it), as given; NULL: the root. Resolved beneath the root at
+	 * each run (supervisor/exec/sandbox.c).
+	 */
+	char *cwd;
 	struct {
 		struct corral_strv read_only;
 		struct corral_strv read_write;

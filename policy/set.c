@@ -129,6 +129,8 @@ _public_ int corral_policy_set(struct corral_policy *p, const char *option, cons
 		return set_string(name, value, &p->docker.image, pv_image, err);
 	if (strcmp(option, "env") == 0)
 		return set_env(p, name, value, err);
+	if (strcmp(option, "cwd") == 0)
+		return set_string(name, value, &p->cwd, pv_cwd, err);
 
 	static const struct {
 		const char *option;

@@ -47,6 +47,7 @@ static const char usage_options[] =
 	"  --open-files N         open files (default: 1024)\n"
 	"  --max-output SIZE      per-stream capture cap with --json (default: 1M)\n"
 	"  --env NAME[=VALUE]     pass one host variable / set one; others are scrubbed\n"
+	"  --cwd DIR              working directory, relative to the root (default: the root)\n"
 	"  --user USER[:GROUP]    identity when corral runs as root\n"
 	"  --provider local|docker  provider (default: local)\n"
 	"  --image IMAGE          docker image\n"
@@ -185,6 +186,7 @@ static const struct option common_longopts[] = {
 	{ "provider", required_argument, NULL, OPT_OVERLAY + 13 },
 	{ "image", required_argument, NULL, OPT_OVERLAY + 14 },
 	{ "compat", required_argument, NULL, OPT_OVERLAY + 15 },
+	{ "cwd", required_argument, NULL, OPT_OVERLAY + 16 },
 	{}
 };
 

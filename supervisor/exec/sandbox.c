@@ -586,9 +586,48 @@ static void fill_rlimits(struct corral_sandbox *sb, struct corral_spawn_rlimits 
 	}
 }
 
+/*
+ * The run's working directory: |cwd| opened beneath the root as the
+ * boundary resolver does (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | ...), so
+ * the child's fchdir lands on the directory the kernel proved, never on
+ * what a rename put there since. |rel| (may be NULL): the path relative
+ * to the root, normalised ("" for the root), for docker's -w.
+ */
+static int open_cwd(const struct corral_sandbox *sb, const char *cwd, int *fd_out, char **rel,
+		    struct corral_error *err)
+{
+	struct corral_error e = {};
+	char *host = NULL;
+	int fd;
+
+	fd = corral_resolve_open(sb->root_fd, sb->root, cwd, CORRAL_RESOLVE_DIRECTORY, &e);
+	if (fd >= 0 && rel) {
+		size_t n = strlen(sb->root);
+
+		if (corral_resolve_path(sb->root, cwd, true, &host, &e) < 0) {
+			fd = safe_close(fd);
+			fd = -(e.sys_errno ? e.sys_errno : EINVAL);
+		} else {
+			*rel = strdup(host[n] == '/' ? host + n + 1 : "");
+			free(host);
+			if (!*rel) {
+				safe_close(fd);
+				return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+			}
+		}
+	}
+	if (fd < 0)
+		return corral_err(err, e.code ? e.code : CORRAL_E_SETUP, e.sys_errno ? e.sys_errno : -fd,
+				  "cwd %s (root %s): --cwd (policy key cwd) must name a directory under the root, "
+				  "reached without symlinks", e.message, sb->root);
+	*fd_out = fd;
+	return 0;
+}
+
 static void run_clear(const struct corral_sandbox *sb, struct corral_run *run)
 {
 	run->ruleset_fd = safe_close(run->ruleset_fd);
+	run->cwd_fd = safe_close(run->cwd_fd);
 	run->un_parent = safe_close(run->un_parent);
 	run->un_child = safe_close(run->un_child);
 	corral_cgroup_remove(run);
@@ -599,7 +638,7 @@ _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_
 				 struct corral_result *res, struct corral_error *err)
 {
 	struct corral_exec_opts o = {};
-	struct corral_run run = { .ruleset_fd = -1, .tmp_fd = -1, .un_parent = -1, .un_child = -1 };
+	struct corral_run run = { .ruleset_fd = -1, .tmp_fd = -1, .un_parent = -1, .un_child = -1, .cwd_fd = -1 };
 	struct corral_spawn_rlimits rl;
 	char *sh_argv[6] = {};
 	char **envp = NULL, *env_bufs[2] = {};
@@ -641,8 +680,21 @@ _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_
 		o.shell = NULL;
 	}
 
-	if (sb->docker)
+	if (!o.cwd)
+		o.cwd = sb->policy->cwd;
+	if (sb->docker) {
+		_cleanup_free_ char *rel = NULL;
+
+		/* Proven on the host, given to docker as the normalised path under the workdir. */
+		if (o.cwd) {
+			r = open_cwd(sb, o.cwd, &run.cwd_fd, &rel, err);
+			run.cwd_fd = safe_close(run.cwd_fd);
+			if (r < 0)
+				return r;
+			o.cwd = rel;
+		}
 		return corral_docker_exec(sb->docker, &o, res, err);
+	}
 
 	for (int i = 0; i < CORRAL_CG_MAX; i++)
 		run.cg_fd[i] = -1;
@@ -657,6 +709,11 @@ _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_
 		}
 		run.un_parent = sv[0];
 		run.un_child = sv[1];
+	}
+	if (o.cwd) {
+		r = open_cwd(sb, o.cwd, &run.cwd_fd, NULL, err);
+		if (r < 0)
+			goto out;
 	}
 	if (sb->policy->fs.private_tmp || sb->private_home) {
 		r = corral_tmp_create(sb, &run, err);

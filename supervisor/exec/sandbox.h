@@ -128,6 +128,7 @@ struct corral_run {
 	int tmp_fd;                  /* the private tmp directory, or -1 */
 	char *tmp_path;
 	char *home_path;             /* its "home" (sb->private_home), or NULL */
+	int cwd_fd;                  /* the working directory (cwd, resolved beneath the root), or -1: the root */
 	int un_parent, un_child;     /* Unix mediation: the listener's way to the parent, or -1 */
 };
 

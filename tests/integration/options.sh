@@ -55,4 +55,37 @@ expect_eq "home: --env HOME passes the host's" "/host/home" "$(HOME=/host/home "
 printf '{"env": {"set": {"HOME": "/nonexistent"}}}\n' > "$R/sethome.json"
 expect_eq "home: env.set.HOME in a policy wins" "/nonexistent" "$("$C" run --policy "$R/sethome.json" -- sh -c 'echo $HOME')"
 
+# ---- --cwd: relative to the root, proven beneath it; escapes are 125 naming it.
+mkdir -p "$R/src/a"; : > "$R/afile"
+ln -s /etc "$R/out-link"; ln -s src/a "$R/in-link"
+if is_root; then chown -h 65534:65534 "$R/src" "$R/src/a" "$R/afile" "$R/out-link" "$R/in-link"; fi
+expect_eq "cwd: --cwd src/a (control)" "$R/src/a" "$("$C" run --cwd src/a -- pwd)"
+expect_eq "cwd: --cwd ./src/../src (.. that stays under the root)" "$R/src" "$("$C" run --cwd ./src/../src -- pwd)"
+expect_eq "cwd: an absolute path under the root" "$R/src" "$("$C" run --cwd "$R/src" -- pwd)"
+expect_eq "cwd: default is the root" "$R" "$("$C" run -- pwd)"
+expect_eq "cwd: -c runs there too" "$R/src/a" "$("$C" run --cwd src/a -c 'pwd')"
+expect_eq "cwd: relative to --root, not to where corral is started" "$R/src" "$(cd / && "$C" run --root "$R" --cwd src -- pwd)"
+printf '{"cwd": "src"}\n' > "$R/cwd.json"
+expect_eq "cwd: policy key cwd" "$R/src" "$("$C" run --policy "$R/cwd.json" -- pwd)"
+expect_eq "cwd: --cwd wins over the policy's" "$R/src/a" "$("$C" run --policy "$R/cwd.json" --cwd src/a -- pwd)"
+expect_eq "cwd: --json result ran there" "'$R/src/a\n'" "$("$C" run --json --cwd src/a -- pwd | json '["stdout"]')"
+# Escapes: each refused before anything runs (the marker command must not run).
+M="$R/ran-marker"
+for attempt in ".. escape" "src/../.. escape" "/etc escape" "/ escape" "${R}-evil escape" \
+	"out-link refused" "in-link refused" "afile refused" "nosuch not_found"; do
+	set -- $attempt
+	rm -f "$M"
+	err=$("$C" run --cwd "$1" -- touch "$M" 2>&1); rc=$?
+	expect_match "cwd: --cwd $1 is 125 naming cwd" "^125 corral: cwd .*--cwd" "$rc $err"
+	expect_eq "cwd: --cwd $1 ran nothing" "absent" "$([ -e "$M" ] && echo present || echo absent)"
+	code=$("$C" run --json --cwd "$1" -- touch "$M" | json '["error"]["code"]')
+	expect_eq "cwd: --cwd $1 with --json: error code" "'$2'" "$code"
+done
+# Control for the symlink refusal: the directory it points at is fine by its own name.
+expect_eq "cwd: control: in-link's target by name" "$R/src/a" "$("$C" run --cwd src/a -- pwd)"
+expect_match "cwd: policy check accepts a cwd" "^0" "$("$C" policy check "$R/cwd.json"; echo $?)"
+printf '{"cwd": ""}\n' > "$R/cwd-empty.json"
+out=$("$C" policy check "$R/cwd-empty.json" 2>&1); rc=$?
+expect_eq "cwd: an empty cwd is a policy error" "125 corral: cwd: empty path (use \".\" for the root)" "$rc $out"
+
 finish

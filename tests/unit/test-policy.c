@@ -66,7 +66,8 @@ static const char default_dump[] =
 	"    \"pids\": 256,\n"
 	"    \"pull\": false\n"
 	"  },\n"
-	"  \"shell\": null\n"
+	"  \"shell\": null,\n"
+	"  \"cwd\": null\n"
 	"}\n";
 
 /* The value at a dotted key path of a policy's dump, as compact JSON. */
@@ -234,6 +235,10 @@ static const struct {
 	{ "{\"shell\": \"/bin/bash\"}", "shell", "\"/bin/bash\"" },
 	{ "{\"shell\": \"//usr/bin/./zsh\"}", "shell", "\"/usr/bin/zsh\"" },
 	{ "{\"shell\": null}", "shell", "null" },
+	{ "{\"cwd\": \"src/a\"}", "cwd", "\"src/a\"" },
+	{ "{\"cwd\": \"./x/../y/\"}", "cwd", "\"./x/../y/\"" },
+	{ "{\"cwd\": \"/srv/p/src\"}", "cwd", "\"/srv/p/src\"" },
+	{ "{\"cwd\": null}", "cwd", "null" },
 };
 
 static void test_valid(void **state)
@@ -283,6 +288,9 @@ static const struct {
 	{ "{\"shell\": \"bash\"}", "shell: 'bash' is not an absolute path" },
 	{ "{\"shell\": \"\"}", "shell: empty path" },
 	{ "{\"shell\": [\"/bin/bash\"]}", "shell: expected an absolute path or null" },
+	/* cwd */
+	{ "{\"cwd\": \"\"}", "cwd: empty path (use \".\" for the root)" },
+	{ "{\"cwd\": 3}", "cwd: expected a path relative to the root, or null" },
 	/* root */
 	{ "{\"root\": \"\"}", "root: empty path" },
 	{ "{\"root\": \"srv\"}", "root: 'srv' is not an absolute path" },
@@ -494,6 +502,9 @@ static const struct {
 	{ NULL, { "provider", "docker" }, "provider", "\"docker\"" },
 	{ NULL, { "image", "alpine" }, "docker.image", "\"alpine\"" },
 	{ "{\"compat\": \"best-effort\"}", { "compat", "strict" }, "compat", "\"strict\"" },
+	/* cwd is relative to the root: kept as given, never made absolute against getcwd */
+	{ NULL, { "cwd", "src" }, "cwd", "\"src\"" },
+	{ "{\"cwd\": \"a\"}", { "cwd", "../b" }, "cwd", "\"../b\"" },
 };
 
 static void test_overlay(void **state)
@@ -550,6 +561,7 @@ static const struct {
 	{ "user", "", "--user: empty user", CORRAL_E_POLICY },
 	{ "image", "-v", "--image: bad image name '-v'", CORRAL_E_POLICY },
 	{ "root", "/tmp/\xff", "--root: not valid UTF-8", CORRAL_E_POLICY },
+	{ "cwd", "", "--cwd: empty path (use \".\" for the root)", CORRAL_E_POLICY },
 	{ "bogus", "1", "--bogus: unknown option", CORRAL_E_USAGE },
 };
 

@@ -305,7 +305,15 @@ static int k_fs(struct corral_policy *p, const char *path, json_t *v, struct cor
 
 SIZE_KEY(k_limits_memory, limits.memory)
 COUNT_KEY(k_limits_cpu, limits.cpu)
-COUNT_KEY(k_limits_processes, limits.processes)
+
+static int k_limits_processes(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err)
+{
+	if (json_is_string(v))
+		return pv_processes(path, json_string_value(v), &p->limits.processes, err);
+	if (!json_is_integer(v))
+		return type_error(path, "an integer", err);
+	return pv_processes_range(path, json_integer_value(v), &p->limits.processes, err);
+}
 SIZE_KEY(k_limits_file_size, limits.file_size)
 COUNT_KEY(k_limits_open_files, limits.open_files)
 SIZE_KEY(k_limits_output, limits.output)

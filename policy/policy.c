@@ -253,6 +253,26 @@ int pv_count(const char *name, const char *s, uint64_t *out, struct corral_error
 			      out, err);
 }
 
+int pv_processes_range(const char *name, long long v, uint64_t *out, struct corral_error *err)
+{
+	if (v == 0) {
+		*out = 0;
+		return 0;
+	}
+	if (v < 0)
+		return corral_err(err, CORRAL_E_POLICY, 0, "%s: must be 0 (no limit of corral's own) or more", name);
+	return pv_count_range(name, v, out, err);
+}
+
+int pv_processes(const char *name, const char *s, uint64_t *out, struct corral_error *err)
+{
+	if (strcmp(s, "0") == 0) {
+		*out = 0;
+		return 0;
+	}
+	return pv_count(name, s, out, err);
+}
+
 int pv_seconds_range(const char *name, double v, double max, struct corral_error *err)
 {
 	if (isnan(v))

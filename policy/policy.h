@@ -83,6 +83,15 @@ bool corral_is_default_read_only(const char *path);
 int corral_check_not_system(const char *what, const char *path, const char *canon,
 			    struct corral_error *err);
 
+/*
+ * --preset NAME: overwrite timeout and every limits.* key with a named set
+ * (defaults.c; docs/policy.md lists the values): "minimal" for quick
+ * inspection commands, "standard" the built-in defaults. |name| (the
+ * option, "--preset") starts the message on an unknown set.
+ */
+int corral_preset_apply(struct corral_policy *p, const char *name, const char *value,
+			struct corral_error *err);
+
 /* Bounds the validator enforces (docs/policy.md). */
 #define CORRAL_TIMEOUT_MAX (7.0 * 24 * 3600) /* seconds */
 #define CORRAL_COUNT_MAX 2147483647ULL      /* counts and cpu seconds fit an int */

@@ -131,6 +131,8 @@ _public_ int corral_policy_set(struct corral_policy *p, const char *option, cons
 		return set_env(p, name, value, err);
 	if (strcmp(option, "cwd") == 0)
 		return set_string(name, value, &p->cwd, pv_cwd, err);
+	if (strcmp(option, "preset") == 0)
+		return corral_preset_apply(p, name, value, err);
 
 	static const struct {
 		const char *option;
@@ -147,7 +149,8 @@ _public_ int corral_policy_set(struct corral_policy *p, const char *option, cons
 	for (size_t i = 0; i < ARRAY_SIZE(numeric); i++) {
 		if (strcmp(option, numeric[i].option) != 0)
 			continue;
-		r = numeric[i].size ? pv_size(name, value, &u, err) : pv_count(name, value, &u, err);
+		r = numeric[i].size ? pv_size(name, value, &u, err) :
+		    strcmp(option, "procs") == 0 ? pv_processes(name, value, &u, err) : pv_count(name, value, &u, err);
 		if (r == 0)
 			*(uint64_t *)((char *)p + numeric[i].offset) = u;
 		return r;

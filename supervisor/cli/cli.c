@@ -42,10 +42,12 @@ static const char usage_options[] =
 	"  --timeout SECONDS      wall-clock deadline, decimals allowed (default: 30)\n"
 	"  --memory SIZE          address-space limit, K/M/G suffixes (default: 1G)\n"
 	"  --cpu SECONDS          CPU-time limit (default: 60)\n"
-	"  --procs N              processes (default: 256)\n"
+	"  --procs N              processes; 0: no limit of corral's own (default: 256)\n"
 	"  --file-size SIZE       largest file the command may write (default: 1G)\n"
 	"  --open-files N         open files (default: 1024)\n"
 	"  --max-output SIZE      per-stream capture cap with --json (default: 1M)\n"
+	"  --preset minimal|standard  a named set of timeout and limits (docs/policy.md),\n"
+	"                         under the explicit limit flags wherever it stands\n"
 	"  --env NAME[=VALUE]     pass one host variable / set one; others are scrubbed\n"
 	"  --cwd DIR              working directory, relative to the root (default: the root)\n"
 	"  --user USER[:GROUP]    identity when corral runs as root\n"
@@ -187,6 +189,7 @@ static const struct option common_longopts[] = {
 	{ "image", required_argument, NULL, OPT_OVERLAY + 14 },
 	{ "compat", required_argument, NULL, OPT_OVERLAY + 15 },
 	{ "cwd", required_argument, NULL, OPT_OVERLAY + 16 },
+	{ "preset", required_argument, NULL, OPT_OVERLAY + 17 },
 	{}
 };
 
@@ -328,12 +331,20 @@ int cli_parse_common(int argc, char **argv, const char *cmd, bool allow_shell,
 		free(overlays);
 		return cli_fail_err(json, &err);
 	}
-	for (size_t i = 0; i < n_overlays; i++) {
-		r = corral_policy_set(out->policy, overlays[i].name, overlays[i].value, &err);
-		if (r < 0) {
-			free(overlays);
-			cli_common_clear(out);
-			return cli_fail_err(json, &err);
+	/*
+	 * --preset first, wherever it stands: a named set of limits under the
+	 * explicit flags, so --memory 2G --preset minimal keeps 2G.
+	 */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < n_overlays; i++) {
+			if ((strcmp(overlays[i].name, "preset") == 0) != (pass == 0))
+				continue;
+			r = corral_policy_set(out->policy, overlays[i].name, overlays[i].value, &err);
+			if (r < 0) {
+				free(overlays);
+				cli_common_clear(out);
+				return cli_fail_err(json, &err);
+			}
 		}
 	}
 	free(overlays);

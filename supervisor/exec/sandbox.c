@@ -204,7 +204,11 @@ static long nproc_base(struct corral_sandbox *sb, int cancel_fd)
 
 void corral_processes_posture(const struct corral_policy *p, bool uid0, bool pids_cg, struct corral_posture *ps)
 {
-	if (!uid0)
+	if (p->limits.processes == 0)
+		corral_posture_add(ps, "limits.processes", CORRAL_PROMISE_NA,
+				   "limits.processes is 0: no process limit of corral's own (no RLIMIT_NPROC, the "
+				   "run's pids cgroup at max); only what bounds corral itself applies");
+	else if (!uid0)
 		corral_posture_add(ps, "limits.processes", CORRAL_PROMISE_ENFORCED, "%llu processes: %s",
 				   (unsigned long long)p->limits.processes,
 				   pids_cg ? "a pids cgroup per run" :

@@ -88,4 +88,56 @@ printf '{"cwd": ""}\n' > "$R/cwd-empty.json"
 out=$("$C" policy check "$R/cwd-empty.json" 2>&1); rc=$?
 expect_eq "cwd: an empty cwd is a policy error" "125 corral: cwd: empty path (use \".\" for the root)" "$rc $out"
 
+# ---- --preset: a named set of timeout and limits, under the explicit flags.
+show() { "$C" policy show "$@" | $PY -c 'import json,sys; p=json.load(sys.stdin); l=p["limits"]; print(p["timeout"], l["memory"], l["cpu"], l["processes"], l["file_size"], l["open_files"], l["output"])'; }
+expect_eq "preset: minimal's values" "10 512M 10 64 64M 256 256K" "$(show --preset minimal)"
+expect_eq "preset: standard is the built-in defaults" "$(show)" "$(show --preset standard)"
+printf '{"timeout": 3, "limits": {"cpu": 2, "open_files": 20}}\n' > "$R/tight.json"
+expect_eq "preset: standard over a policy file's limits" "$(show)" "$(show --policy "$R/tight.json" --preset standard)"
+expect_eq "preset: a later flag wins" "10 512M 10 64 64M 99 256K" "$(show --preset minimal --open-files 99)"
+expect_eq "preset: an earlier flag wins too (the preset goes first)" "10 2G 10 64 64M 256 256K" "$(show --memory 2G --preset minimal)"
+out=$("$C" run --preset minimal -- bash -c 'echo $(ulimit -t) $(ulimit -n) $(ulimit -f)')
+expect_eq "preset: minimal reaches the command (cpu, open files, file size in KiB)" "10 256 65536" "$out"
+expect_eq "preset: control: the defaults" "60 1024 1048576" "$("$C" run -- bash -c 'echo $(ulimit -t) $(ulimit -n) $(ulimit -f)')"
+out=$("$C" run --preset large -- true 2>&1); rc=$?
+expect_eq "preset: an unknown one is 125 naming the option" "125 corral: --preset: unknown preset 'large' (expected minimal|standard)" "$rc $out"
+printf '{"preset": "minimal"}\n' > "$R/preset.json"
+out=$("$C" policy check "$R/preset.json" 2>&1); rc=$?
+expect_eq "preset: not a policy key (the file spells out its limits)" "125 corral: preset: unknown key" "$rc $out"
+
+# ---- limits.processes 0: no process limit of corral's own.
+FORK30='import os,time
+n=0
+for i in range(30):
+    try:
+        pid=os.fork()
+    except OSError:
+        break
+    if pid==0:
+        time.sleep(0.5); os._exit(0)
+    n+=1
+print(n)'
+expect_eq "procs 0: 30 processes fork" "30" "$("$C" run --procs 0 -- $PY -c "$FORK30")"
+n=$("$C" run --procs 5 -- $PY -c "$FORK30")
+[ "$n" -lt 30 ] 2>/dev/null && ok "procs 0: control: --procs 5 stops the forks ($n)" || bad "procs 0: control: --procs 5 let $n fork"
+if ! is_root; then
+	expect_eq "procs 0: no RLIMIT_NPROC of corral's (the host's stays)" "$(bash -c 'ulimit -u')" "$("$C" run --procs 0 -- bash -c 'ulimit -u')"
+fi
+expect_eq "procs 0: policy show round-trips 0" "0" "$("$C" policy show --procs 0 | "$C" policy show --policy /dev/stdin | $PY -c 'import json,sys; print(json.load(sys.stdin)["limits"]["processes"])')"
+expect_match "procs 0: probe says not applicable, and why" "not_applicable .*limits.processes is 0" \
+	"$("$C" probe --json --procs 0 | $PY -c 'import json,sys; [print(p["state"], p["why"]) for p in json.load(sys.stdin)["promises"] if p["id"] == "limits.processes"]')"
+# As root with a pids cgroup: the run's cgroup is at max (control: --procs 5 writes 5).
+pids_max_of_run() {
+	rm -f "$R/pid"
+	"$C" run "$@" -- sh -c 'echo $$ > pid; exec sleep 2' & local bg=$!
+	for _ in $(seq 50); do [ -s "$R/pid" ] && break; sleep 0.05; done
+	local cg; cg=$(grep -E '^[0-9]+:pids:' "/proc/$(cat "$R/pid")/cgroup" | cut -d: -f3)
+	cat "/sys/fs/cgroup/pids$cg/pids.max" 2>/dev/null || echo none
+	wait $bg
+}
+if is_root && [ -d /sys/fs/cgroup/pids ]; then
+	expect_eq "procs 0: the run's pids cgroup is at max" "max" "$(pids_max_of_run --procs 0)"
+	expect_eq "procs 0: control: --procs 5 sets pids.max 5" "5" "$(pids_max_of_run --procs 5)"
+fi
+
 finish

@@ -278,6 +278,20 @@ struct corral_result {
 	size_t n_denials;
 	char **warnings;
 	size_t n_warnings;
+	/*
+	 * The run's identity (DESIGN.md "--json"): 128 random bits as 32
+	 * lowercase hex digits, and when it started, RFC 3339 UTC with
+	 * milliseconds ("2026-12-03T09:00:00.123Z"). Both also in the audit line.
+	 */
+	char run_id[33];
+	char started_at[32];
+	/*
+	 * What ended the run (static string): "exit", "signal", "timeout",
+	 * "memory", "cpu", "file_size" or "cancelled".
+	 */
+	const char *ended_by;
+	/* Processes still alive when the main process exited, which corral then killed. */
+	unsigned long leftovers_killed;
 };
 
 /*

@@ -19,6 +19,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <sys/random.h>
+
+#include "internal/timefmt.h"
 #include "supervisor/exec/engine.h"
 #include "supervisor/exec/sandbox.h"
 
@@ -638,18 +641,57 @@ static void run_clear(const struct corral_sandbox *sb, struct corral_run *run)
 	corral_tmp_remove(sb, run);
 }
 
+/*
+ * run_id and started_at, when the engine left them empty, and ended_by
+ * from what the result says: exit, signal, timeout, or cancelled (the
+ * cancel fd readable: the engine killed the tree for it). The limits that
+ * end a run (memory, cpu, file_size) are the engine's to tell.
+ */
+static void result_identity(struct corral_result *res, const struct timespec *t0, int cancel_fd)
+{
+	if (!res->run_id[0]) {
+		uint64_t rnd[2] = { 0, 0 };
+
+		if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+			struct timespec now;
+
+			clock_gettime(CLOCK_REALTIME, &now);
+			rnd[0] ^= (uint64_t)now.tv_nsec * 0x9e3779b97f4a7c15ULL ^ (uint64_t)getpid();
+			rnd[1] ^= (uint64_t)now.tv_sec ^ (uint64_t)(uintptr_t)res;
+		}
+		snprintf(res->run_id, sizeof(res->run_id), "%016llx%016llx", (unsigned long long)rnd[0],
+			 (unsigned long long)rnd[1]);
+	}
+	if (!res->started_at[0])
+		corral_format_rfc3339(t0, res->started_at, sizeof(res->started_at));
+	if (!res->ended_by) {
+		struct pollfd pfd = { .fd = cancel_fd, .events = POLLIN };
+
+		if (res->timed_out)
+			res->ended_by = "timeout";
+		else if (res->signal > 0 && cancel_fd >= 0 && poll(&pfd, 1, 0) > 0)
+			res->ended_by = "cancelled";
+		else if (res->signal > 0)
+			res->ended_by = "signal";
+		else
+			res->ended_by = "exit";
+	}
+}
+
 _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_exec_opts *opts,
 				 struct corral_result *res, struct corral_error *err)
 {
 	struct corral_exec_opts o = {};
 	struct corral_run run = { .ruleset_fd = -1, .tmp_fd = -1, .un_parent = -1, .un_child = -1, .cwd_fd = -1 };
 	struct corral_spawn_rlimits rl;
+	struct timespec t0;
 	char *sh_argv[6] = {};
 	char **envp = NULL, *env_bufs[2] = {};
 	int r;
 
 	if (!sb || !opts || !res)
 		return corral_err(err, CORRAL_E_USAGE, EINVAL, "exec: missing argument");
+	clock_gettime(CLOCK_REALTIME, &t0);
 	memset(res, 0, sizeof(*res));
 	memcpy(&o, opts, opts->sz && opts->sz < sizeof(o) ? opts->sz : sizeof(o));
 	o.sz = sizeof(o);
@@ -697,7 +739,10 @@ _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_
 				return r;
 			o.cwd = rel;
 		}
-		return corral_docker_exec(sb->docker, &o, res, err);
+		r = corral_docker_exec(sb->docker, &o, res, err);
+		if (r == 0)
+			result_identity(res, &t0, o.has_cancel_fd ? o.cancel_fd : -1);
+		return r;
 	}
 
 	for (int i = 0; i < CORRAL_CG_MAX; i++)
@@ -780,6 +825,8 @@ _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_
 				      .rlimits = &rl,
 			      },
 			      &o, res, err);
+	if (r == 0)
+		result_identity(res, &t0, o.has_cancel_fd ? o.cancel_fd : -1);
 out:
 	run_clear(sb, &run);
 	free(envp);

@@ -91,8 +91,12 @@ int corral_policy_load_string(const char *json, struct corral_policy **out,
  * |option| is the long option name without dashes, as in DESIGN.md:
  * "root", "ro", "rw", "net", "timeout", "memory", "cpu", "procs",
  * "file-size", "open-files", "max-output", "env", "user", "provider",
- * "image", "compat", "cwd". "ro", "rw" and "env" append; the rest replace.
- * "cwd" is kept as given: it is relative to the root, not to getcwd.
+ * "image", "compat", "cwd", "audit", "preset". "ro", "rw" and "env"
+ * append; the rest replace. "cwd" is kept as given: it is relative to the
+ * root, not to getcwd; a relative "audit" is made absolute like "root".
+ * "preset" overwrites timeout and every limits.* key with a named set
+ * ("minimal", "standard": docs/policy.md): set it before the limits it
+ * should not override.
  * Relative "root", "ro" and "rw" values are made absolute against the
  * current directory (getcwd); every path is normalised lexically. "env"
  * takes NAME (pass from the host) or NAME=VALUE (set); the later one for a
@@ -158,7 +162,8 @@ struct corral_sandbox;
  * Build a sandbox from |p| (copied; the caller keeps ownership of |p|):
  * validates that the root and every asked-for path exist, decides the
  * identity when running as root, opens allowed paths O_PATH|O_CLOEXEC,
- * builds the Landlock ruleset and compiles the seccomp filter. With
+ * builds the Landlock ruleset and compiles the seccomp filter; opens the
+ * policy's audit log for appending (created 0600). With
  * compat "strict", returns -EPERM and CORRAL_E_UNENFORCEABLE naming the
  * promise when the kernel cannot keep one.
  */

@@ -242,6 +242,11 @@ static int k_shell(struct corral_policy *p, const char *path, json_t *v, struct 
 	return get_path_or_null(path, v, &p->shell, err);
 }
 
+static int k_audit(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err)
+{
+	return get_path_or_null(path, v, &p->audit, err);
+}
+
 static int k_cwd(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err)
 {
 	char *s;
@@ -468,6 +473,7 @@ static const struct key_handler top_keys[] = {
 	{ "docker", k_docker },
 	{ "shell", k_shell },
 	{ "cwd", k_cwd },
+	{ "audit", k_audit },
 	{},
 };
 

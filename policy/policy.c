@@ -498,12 +498,13 @@ _public_ struct corral_policy *corral_policy_dup(const struct corral_policy *p)
 		return NULL;
 	/* Scalars first; every owned pointer is then replaced by a fresh copy. */
 	*d = *p;
-	d->root = d->user = d->shell = d->cwd = d->docker.image = NULL;
+	d->root = d->user = d->shell = d->cwd = d->audit = d->docker.image = NULL;
 	d->fs.read_only = d->fs.read_write = d->env.pass = (struct corral_strv){};
 	d->env.set = NULL;
 	d->env.n_set = 0;
 	if (strdup_or_null(&d->root, p->root) < 0 || strdup_or_null(&d->user, p->user) < 0 ||
 	    strdup_or_null(&d->shell, p->shell) < 0 || strdup_or_null(&d->cwd, p->cwd) < 0 ||
+	    strdup_or_null(&d->audit, p->audit) < 0 ||
 	    strdup_or_null(&d->docker.image, p->docker.image) < 0 ||
 	    strv_copy(&d->fs.read_only, &p->fs.read_only) < 0 ||
 	    strv_copy(&d->fs.read_write, &p->fs.read_write) < 0 ||
@@ -526,6 +527,7 @@ _public_ void corral_policy_free(struct corral_policy *p)
 	free(p->user);
 	free(p->shell);
 	free(p->cwd);
+	free(p->audit);
 	strv_clear(&p->fs.read_only);
 	strv_clear(&p->fs.read_write);
 	strv_clear(&p->env.pass);

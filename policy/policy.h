@@ -42,6 +42,8 @@ struct corral_policy {
 	 * each run (supervisor/exec/sandbox.c).
 	 */
 	char *cwd;
+	/* Append one JSON line per run to this file (absolute path), or NULL: no audit log. */
+	char *audit;
 	struct {
 		struct corral_strv read_only;
 		struct corral_strv read_write;
@@ -91,6 +93,9 @@ int corral_check_not_system(const char *what, const char *path, const char *cano
  */
 int corral_preset_apply(struct corral_policy *p, const char *name, const char *value,
 			struct corral_error *err);
+
+/* The policy file's word for a network mode ("none", "loopback", ...), or NULL. */
+const char *corral_network_name(int network);
 
 /* Bounds the validator enforces (docs/policy.md). */
 #define CORRAL_TIMEOUT_MAX (7.0 * 24 * 3600) /* seconds */

@@ -94,6 +94,16 @@ _public_ int corral_policy_set(struct corral_policy *p, const char *option, cons
 	if (r < 0)
 		return r;
 
+	if (strcmp(option, "audit") == 0) {
+		_cleanup_free_ char *path = NULL;
+
+		r = absolute_path(name, value, &path, err);
+		if (r < 0)
+			return r;
+		free(p->audit);
+		p->audit = TAKE_PTR(path);
+		return 0;
+	}
 	if (strcmp(option, "root") == 0 || strcmp(option, "ro") == 0 || strcmp(option, "rw") == 0) {
 		_cleanup_free_ char *path = NULL;
 		struct corral_strv *l;

@@ -50,6 +50,7 @@ static const char usage_options[] =
 	"                         under the explicit limit flags wherever it stands\n"
 	"  --env NAME[=VALUE]     pass one host variable / set one; others are scrubbed\n"
 	"  --cwd DIR              working directory, relative to the root (default: the root)\n"
+	"  --audit FILE           append one JSON line per run to FILE\n"
 	"  --user USER[:GROUP]    identity when corral runs as root\n"
 	"  --provider local|docker  provider (default: local)\n"
 	"  --image IMAGE          docker image\n"
@@ -190,6 +191,7 @@ static const struct option common_longopts[] = {
 	{ "compat", required_argument, NULL, OPT_OVERLAY + 15 },
 	{ "cwd", required_argument, NULL, OPT_OVERLAY + 16 },
 	{ "preset", required_argument, NULL, OPT_OVERLAY + 17 },
+	{ "audit", required_argument, NULL, OPT_OVERLAY + 18 },
 	{}
 };
 

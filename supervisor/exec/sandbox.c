@@ -22,6 +22,7 @@
 #include <sys/random.h>
 
 #include "internal/timefmt.h"
+#include "supervisor/exec/audit.h"
 #include "supervisor/exec/engine.h"
 #include "supervisor/exec/sandbox.h"
 
@@ -316,6 +317,7 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 	if (!sb)
 		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
 	sb->root_fd = -1;
+	sb->audit_fd = -1;
 	sb->policy = corral_policy_dup(p);
 	if (!sb->policy) {
 		r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
@@ -350,6 +352,32 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 		r = corral_err(err, errno == ENOENT || errno == ENOTDIR ? CORRAL_E_NOT_FOUND : CORRAL_E_SETUP,
 			       errno, "root %s: %s", root, corral_strerror(errno));
 		goto fail;
+	}
+
+	/* The audit log: opened now, so a path corral cannot append to is an error before anything runs. */
+	if (sb->policy->audit) {
+		int fd = corral_audit_open(sb->policy->audit, "audit", err);
+
+		if (fd < 0) {
+			r = fd;
+			goto fail;
+		}
+		/* Never 0..2, as the root fd. */
+		if (fd < 3) {
+			int high = fcntl(fd, F_DUPFD_CLOEXEC, 3), e = errno;
+
+			safe_close(fd);
+			if (high < 0) {
+				r = corral_err(err, CORRAL_E_SETUP, e, "audit %s: %s", sb->policy->audit, corral_strerror(e));
+				goto fail;
+			}
+			fd = high;
+		}
+		sb->audit_fd = fd;
+		if (corral_audit_policy_sha256(sb->policy, sb->policy_sha256) < 0) {
+			r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+			goto fail;
+		}
 	}
 
 	sb->shell = sb->policy->shell;
@@ -480,6 +508,7 @@ _public_ void corral_sandbox_free(struct corral_sandbox *sb)
 	free(sb->envp);
 	corral_cgroup_parents_clear(&sb->cg);
 	safe_close(sb->root_fd);
+	safe_close(sb->audit_fd);
 	free(sb->root);
 	corral_policy_free(sb->policy);
 	free(sb);
@@ -678,8 +707,8 @@ static void result_identity(struct corral_result *res, const struct timespec *t0
 	}
 }
 
-_public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_exec_opts *opts,
-				 struct corral_result *res, struct corral_error *err)
+static int sandbox_exec(struct corral_sandbox *sb, const struct corral_exec_opts *opts,
+			struct corral_result *res, struct corral_error *err)
 {
 	struct corral_exec_opts o = {};
 	struct corral_run run = { .ruleset_fd = -1, .tmp_fd = -1, .un_parent = -1, .un_child = -1, .cwd_fd = -1 };
@@ -832,5 +861,48 @@ out:
 	free(envp);
 	free(env_bufs[0]);
 	free(env_bufs[1]);
+	return r;
+}
+
+/*
+ * Append the run's audit line (a run that corral's own error stopped
+ * included; a call refused for bad arguments is no run). A line that
+ * could not be written is said in the result's warnings.
+ */
+static void audit_run(struct corral_sandbox *sb, const struct corral_exec_opts *opts, struct corral_result *res,
+		      int r, const struct corral_error *cerr)
+{
+	struct corral_exec_opts o = {};
+	struct corral_audit_call call = { .tool = "run" };
+	char msg[512], **w;
+	int ar;
+
+	memcpy(&o, opts, opts->sz && opts->sz < sizeof(o) ? opts->sz : sizeof(o));
+	call.argv = o.shell ? NULL : o.argv;
+	call.command = o.shell;
+	call.cwd = o.cwd ? o.cwd : sb->policy->cwd;
+	ar = corral_audit_write(sb->audit_fd, sb->policy_sha256, sb->docker ? "docker" : "local",
+				corral_network_name(sb->policy->network), &call, res, r, cerr);
+	if (ar == 0 || r < 0)
+		return;
+	snprintf(msg, sizeof(msg), "audit %s: the run's line could not be written: %s", sb->policy->audit,
+		 ar == -EIO ? "short write (disk full or file size limit?)" : corral_strerror(-ar));
+	w = realloc(res->warnings, (res->n_warnings + 1) * sizeof(*w));
+	if (!w)
+		return;
+	res->warnings = w;
+	w[res->n_warnings] = strdup(msg);
+	if (w[res->n_warnings])
+		res->n_warnings++;
+}
+
+_public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_exec_opts *opts,
+				 struct corral_result *res, struct corral_error *err)
+{
+	struct corral_error e = {};
+	int r = sandbox_exec(sb, opts, res, err ? err : &e);
+
+	if (sb && opts && res && sb->audit_fd >= 0 && !(r < 0 && (err ? err : &e)->code == CORRAL_E_USAGE))
+		audit_run(sb, opts, res, r, err ? err : &e);
 	return r;
 }

@@ -89,6 +89,9 @@ struct corral_sandbox {
 	 */
 	bool private_home;
 
+	int audit_fd;         /* the policy's audit log (O_APPEND), or -1 */
+	char policy_sha256[65]; /* of the canonical policy, for the audit lines */
+
 	char **envp;          /* base environment without TMPDIR and HOME; NULL-terminated */
 	size_t n_envp;
 	const char *path;     /* the PATH value inside envp (for the command lookup) */

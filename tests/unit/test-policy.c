@@ -67,7 +67,8 @@ static const char default_dump[] =
 	"    \"pull\": false\n"
 	"  },\n"
 	"  \"shell\": null,\n"
-	"  \"cwd\": null\n"
+	"  \"cwd\": null,\n"
+	"  \"audit\": null\n"
 	"}\n";
 
 /* The value at a dotted key path of a policy's dump, as compact JSON. */
@@ -241,6 +242,8 @@ static const struct {
 	{ "{\"cwd\": \"./x/../y/\"}", "cwd", "\"./x/../y/\"" },
 	{ "{\"cwd\": \"/srv/p/src\"}", "cwd", "\"/srv/p/src\"" },
 	{ "{\"cwd\": null}", "cwd", "null" },
+	{ "{\"audit\": \"/var/log/corral//audit.jsonl\"}", "audit", "\"/var/log/corral/audit.jsonl\"" },
+	{ "{\"audit\": null}", "audit", "null" },
 };
 
 static void test_valid(void **state)
@@ -290,6 +293,9 @@ static const struct {
 	{ "{\"shell\": \"bash\"}", "shell: 'bash' is not an absolute path" },
 	{ "{\"shell\": \"\"}", "shell: empty path" },
 	{ "{\"shell\": [\"/bin/bash\"]}", "shell: expected an absolute path or null" },
+	/* audit */
+	{ "{\"audit\": \"audit.log\"}", "audit: 'audit.log' is not an absolute path" },
+	{ "{\"audit\": true}", "audit: expected an absolute path or null" },
 	/* cwd */
 	{ "{\"cwd\": \"\"}", "cwd: empty path (use \".\" for the root)" },
 	{ "{\"cwd\": 3}", "cwd: expected a path relative to the root, or null" },
@@ -517,6 +523,7 @@ static const struct {
 	{ "{\"compat\": \"best-effort\"}", { "compat", "strict" }, "compat", "\"strict\"" },
 	/* cwd is relative to the root: kept as given, never made absolute against getcwd */
 	{ NULL, { "cwd", "src" }, "cwd", "\"src\"" },
+	{ NULL, { "audit", "/var/log/a.jsonl" }, "audit", "\"/var/log/a.jsonl\"" },
 	{ "{\"cwd\": \"a\"}", { "cwd", "../b" }, "cwd", "\"../b\"" },
 };
 
@@ -575,6 +582,7 @@ static const struct {
 	{ "image", "-v", "--image: bad image name '-v'", CORRAL_E_POLICY },
 	{ "root", "/tmp/\xff", "--root: not valid UTF-8", CORRAL_E_POLICY },
 	{ "cwd", "", "--cwd: empty path (use \".\" for the root)", CORRAL_E_POLICY },
+	{ "audit", "", "--audit: empty path", CORRAL_E_POLICY },
 	{ "preset", "huge", "--preset: unknown preset 'huge' (expected minimal|standard)", CORRAL_E_POLICY },
 	{ "procs", "-1", "--procs: bad integer '-1'", CORRAL_E_POLICY },
 	{ "bogus", "1", "--bogus: unknown option", CORRAL_E_USAGE },
@@ -616,6 +624,12 @@ static void test_overlay_relative(void **state)
 	assert_string_equal(p->fs.read_write.v[0], cwd);
 	assert_int_equal(corral_policy_set(p, "ro", "..", NULL), 0);
 	assert_non_null(strstr(p->fs.read_only.v[p->fs.read_only.n - 1], "/.."));
+	/* --audit like --root; --cwd is relative to the root, so it stays as given. */
+	assert_int_equal(corral_policy_set(p, "audit", "logs/a.jsonl", NULL), 0);
+	snprintf(expect, sizeof(expect), "%s/logs/a.jsonl", strcmp(cwd, "/") == 0 ? "" : cwd);
+	assert_string_equal(p->audit, expect);
+	assert_int_equal(corral_policy_set(p, "cwd", "src/..//lib", NULL), 0);
+	assert_string_equal(p->cwd, "src/..//lib");
 	corral_policy_free(p);
 }
 

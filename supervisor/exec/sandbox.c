@@ -839,7 +839,8 @@ static int sandbox_exec(struct corral_sandbox *sb, const struct corral_exec_opts
 			goto out;
 	}
 	fill_rlimits(sb, &rl, o.has_cancel_fd ? o.cancel_fd : -1);
-	envp = corral_env_for_run(sb, sb->policy->fs.private_tmp ? run.tmp_path : NULL, run.home_path, env_bufs);
+	envp = corral_env_for_run(sb, sb->policy->fs.private_tmp ? run.tmp_path : NULL,
+				  sb->private_home ? run.tmp_path : NULL, env_bufs);
 	if (!envp) {
 		r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
 		goto out;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The command's environment, built from an allow-list: HOME = the run's
- * own directory (in its private tmp, so npm's .npm or pip's .cache never
- * land in the root), TMPDIR = the run's private tmp, then env.pass (host values; by default
+ * The command's environment, built from an allow-list: HOME and TMPDIR =
+ * the run's private tmp (so npm's .npm or pip's .cache never land in the
+ * root), then env.pass (host values; by default
  * LANG and TERM) and env.set (by default a minimal PATH), which win. Nothing else from
  * corral's environment gets in (tokens, SSH_AUTH_SOCK, LD_PRELOAD, BASH_ENV).
  */

@@ -42,17 +42,6 @@ int corral_tmp_create(const struct corral_sandbox *sb, struct corral_run *run,
 		rmdir(tmpl);
 		return corral_err(err, CORRAL_E_SETUP, e, "private tmp %s: %s", tmpl, corral_strerror(e));
 	}
-	/* HOME: made before the tmp is handed to the command's uid, so it is the one corral made. */
-	if (sb->private_home) {
-		if (asprintf(&run->home_path, "%s/home", tmpl) < 0) {
-			run->home_path = NULL;
-			return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
-		}
-		if (mkdirat(run->tmp_fd, "home", 0700) < 0 ||
-		    (sb->switch_identity && fchownat(run->tmp_fd, "home", sb->uid, sb->gid, AT_SYMLINK_NOFOLLOW) < 0))
-			return corral_err(err, CORRAL_E_SETUP, errno, "private HOME %s: %s", run->home_path,
-					  corral_strerror(errno));
-	}
 	if (sb->switch_identity && fchown(run->tmp_fd, sb->uid, sb->gid) < 0)
 		return corral_err(err, CORRAL_E_SETUP, errno, "private tmp %s: chown: %s", tmpl,
 				  corral_strerror(errno));
@@ -316,15 +305,6 @@ static bool remove_as(int top, uid_t uid, gid_t gid)
 
 void corral_tmp_remove(const struct corral_sandbox *sb, struct corral_run *run)
 {
-	free(run->home_path);
-	run->home_path = NULL;
-	/*
-	 * An empty HOME first (through the tmp's fd: the command may have
-	 * moved the tmp or swapped "home" for a symlink, which AT_REMOVEDIR
-	 * never follows), so that the common case stays two rmdirs.
-	 */
-	if (run->tmp_fd >= 0)
-		(void)unlinkat(run->tmp_fd, "home", AT_REMOVEDIR);
 	if (run->tmp_path && rmdir(run->tmp_path) == 0) { /* empty, the common case */
 		run->tmp_fd = safe_close(run->tmp_fd);
 		free(run->tmp_path);

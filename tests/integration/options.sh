@@ -33,8 +33,8 @@ expect_eq "shell: a relative shell is a policy error naming the key" "125 corral
 expect_match "shell: policy show prints the default as null" '"shell": null' "$("$C" policy show)"
 
 # ---- HOME: the run's own directory in its private tmp, never the root.
-out=$("$C" run -- sh -c 'echo "$HOME"; [ "$HOME" = "$TMPDIR/home" ] && echo in-tmp; [ -d "$HOME" ] && [ -w "$HOME" ] && echo writable; echo x > ~/.x && mkdir -p ~/.npm/_cacache && echo wrote')
-expect_eq "home: a private, writable HOME under TMPDIR" "in-tmp writable wrote" "$(printf '%s\n' "$out" | tail -n +2 | tr '\n' ' ' | sed 's/ $//')"
+out=$("$C" run -- sh -c 'echo "$HOME"; [ "$HOME" = "$TMPDIR" ] && echo is-tmp; [ -d "$HOME" ] && [ -w "$HOME" ] && echo writable; echo x > ~/.x && mkdir -p ~/.npm/_cacache && echo wrote')
+expect_eq "home: a private, writable HOME, the run's TMPDIR" "is-tmp writable wrote" "$(printf '%s\n' "$out" | tail -n +2 | tr '\n' ' ' | sed 's/ $//')"
 home=$(printf '%s\n' "$out" | head -1)
 expect_eq "home: the root stays clean (no .x, no .npm)" "" "$(ls -A "$R" | grep -E '^\.(x|npm)$')"
 expect_eq "home: removed with the run's tmp" "gone" "$([ -e "$home" ] && echo "left: $home" || echo gone)"
@@ -43,7 +43,7 @@ h1=$("$C" run -- sh -c 'echo $HOME'); h2=$("$C" run -- sh -c 'echo $HOME')
 expect_eq "home: ~/.x of an earlier run is not there" "absent" "$("$C" run -- sh -c '[ -e ~/.x ] && echo present || echo absent')"
 # Without a private tmp, HOME is still the run's own (and TMPDIR is not set).
 printf '{"fs": {"private_tmp": false}}\n' > "$R/notmp.json"
-out=$("$C" run --policy "$R/notmp.json" -- sh -c 'echo "${TMPDIR-unset}"; case $HOME in */corral-tmp-*/home) echo private;; *) echo "HOME=$HOME";; esac; touch ~/.y && echo wrote')
+out=$("$C" run --policy "$R/notmp.json" -- sh -c 'echo "${TMPDIR-unset}"; case $HOME in */corral-tmp-*) echo private;; *) echo "HOME=$HOME";; esac; touch ~/.y && echo wrote')
 expect_eq "home: private also with private_tmp false" "unset private wrote" "$(printf '%s' "$out" | tr '\n' ' ')"
 expect_eq "home: ... and the root stays clean" "" "$(ls -A "$R" | grep -E '^\.y$')"
 # Controls: HOME given by the policy wins (env.set, and env.pass of the host's).

@@ -16,14 +16,51 @@
 #include "internal/util.h"
 #include "supervisor/exec/audit.h"
 
-int corral_audit_open(const char *path, const char *key, struct corral_error *err)
+/* Is |child| |parent| itself or beneath it (separator boundary)? Both canonical. */
+static bool covers(const char *parent, const char *child)
 {
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
-	struct stat st;
+	size_t n = strlen(parent);
 
+	while (n > 0 && parent[n - 1] == '/')
+		n--;
+	return strncmp(child, parent, n) == 0 && (child[n] == '\0' || child[n] == '/');
+}
+
+int corral_audit_open(const char *path, const char *key, const char *root, char *const *rw, size_t n_rw,
+		      struct corral_error *err)
+{
+	_cleanup_free_ char *dir = NULL, *canon = NULL;
+	_cleanup_close_ int dfd = -1;
+	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+	struct stat st;
+	int fd;
+
+	if (!slash || !*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+		return corral_err(err, CORRAL_E_POLICY, EINVAL, "%s %s: expected an absolute path naming a file", key, path);
+	dir = slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
+	if (!dir)
+		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+	canon = realpath(dir, NULL);
+	if (!canon)
+		return corral_err(err, CORRAL_E_SETUP, errno, "%s %s: %s: %s", key, path, dir, corral_strerror(errno));
+	for (size_t i = 0; i <= n_rw; i++) {
+		_cleanup_free_ char *real = NULL;
+		const char *p = i < n_rw ? rw[i] : root;
+
+		if (!p)
+			continue;
+		real = realpath(p, NULL);
+		if (covers(p, canon) || (real && covers(real, canon)))
+			return corral_err(err, CORRAL_E_POLICY, EPERM,
+					  "%s %s: lies in %s, which the command may write (it could tamper with the log or "
+					  "plant a symlink there); put the audit log outside the root and the read_write paths",
+					  key, path, p);
+	}
+	dfd = open(canon, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	fd = dfd < 0 ? -1 : openat(dfd, base, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return corral_err(err, CORRAL_E_SETUP, errno, "%s %s: %s (the audit log must be a file corral may append to)",
-				  key, path, corral_strerror(errno));
+				  key, path, errno == ELOOP ? "a symlink (not followed)" : corral_strerror(errno));
 	/* A FIFO or a terminal would not keep lines whole, nor be a log. */
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		safe_close(fd);

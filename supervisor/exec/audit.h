@@ -19,8 +19,17 @@ struct corral_audit_call {
 	const char *cwd;            /* as asked, relative to the root; NULL: "." */
 };
 
-/* Open |path| for appending (created 0600); an O_CLOEXEC fd, or -errno with |err| naming |key|. */
-int corral_audit_open(const char *path, const char *key, struct corral_error *err);
+/*
+ * Open |path| for appending (created 0600): an O_CLOEXEC fd, or -errno
+ * with |err| naming |key|. Its directory is resolved first (realpath) and
+ * opened by that canonical name, the file itself then opened in it
+ * without following a symlink; a directory that is, or lies under, |root|
+ * or one of the |n_rw| paths |rw| (canonical when they resolve) is
+ * refused: the command could plant a symlink there and have corral
+ * append, with corral's rights, to a file of its choosing.
+ */
+int corral_audit_open(const char *path, const char *key, const char *root, char *const *rw, size_t n_rw,
+		      struct corral_error *err);
 
 /* SHA-256 of |p|'s canonical form (corral_policy_dump) as 64 hex digits; -ENOMEM. */
 int corral_audit_policy_sha256(const struct corral_policy *p, char hex[65]);

@@ -356,7 +356,8 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 
 	/* The audit log: opened now, so a path corral cannot append to is an error before anything runs. */
 	if (sb->policy->audit) {
-		int fd = corral_audit_open(sb->policy->audit, "audit", err);
+		int fd = corral_audit_open(sb->policy->audit, "audit", sb->root, sb->policy->fs.read_write.v,
+					   sb->policy->fs.read_write.n, err);
 
 		if (fd < 0) {
 			r = fd;

@@ -195,10 +195,25 @@ expect_eq "audit: policy key audit" "1" "$(wc -l < "$AD/from-policy.log" 2>&1)"
 expect_eq "audit: control: no --audit, no line anywhere new" "1" "$(wc -l < "$AD/from-policy.log")"
 out=$("$C" run --audit "$AD/no/such/dir/log" -- touch "$R/ran-marker" 2>&1); rc=$?
 expect_match "audit: a file corral cannot append to is 125 naming audit, before anything runs" \
-	"^125 corral: audit $AD/no/such/dir/log: No such file or directory" "$rc $out"
+	"^125 corral: audit $AD/no/such/dir/log: .*No such file or directory" "$rc $out"
 expect_eq "audit: ... and nothing ran" "absent" "$([ -e "$R/ran-marker" ] && echo present || echo absent)"
 out=$("$C" run --audit "$AD" -- true 2>&1); rc=$?
 expect_match "audit: a directory is refused" "^125 corral: audit $AD: " "$rc $out"
+# Inside the root (or a read_write path) the command could plant a symlink
+# there and have corral append, with its rights, to a file of its choosing:
+# refused, whatever the spelling; a symlink as the log itself is not followed.
+for spelled in "$R/audit.log" "$R/src/../audit.log" "src/../audit.log"; do
+	out=$("$C" run --audit "$spelled" -- touch "$R/ran-marker" 2>&1); rc=$?
+	expect_match "audit: $spelled (in the root) is refused" "^125 corral: audit .*: lies in $R, which the command may write" "$rc $out"
+done
+expect_eq "audit: ... and nothing ran" "absent" "$([ -e "$R/ran-marker" ] && echo present || echo absent)"
+RW=$(mkroot)
+out=$("$C" run --rw "$RW" --audit "$RW/a.log" -- true 2>&1); rc=$?
+expect_match "audit: in a read_write path: refused" "^125 corral: audit $RW/a.log: lies in $RW" "$rc $out"
+: > "$AD/target"; ln -s "$AD/target" "$AD/link.log"
+out=$("$C" run --audit "$AD/link.log" -- true 2>&1); rc=$?
+expect_match "audit: a symlink as the log is not followed" "^125 corral: audit $AD/link.log: a symlink" "$rc $out"
+expect_eq "audit: ... and its target got nothing" "0" "$(wc -c < "$AD/target")"
 (cd "$AD" && "$C" run --root "$R" --audit rel.log -- true)
 expect_eq "audit: a relative --audit is relative to where corral is started" "1" "$(wc -l < "$AD/rel.log" 2>&1)"
 

@@ -80,6 +80,14 @@ check_write_root() {
 	[ "$(stat -c %u "$root/f1" 2>/dev/null)" = "$owner" ] || fail "f1 owned by $(stat -c %u "$root/f1" 2>/dev/null), want $owner"
 }
 check_cwd() { case $out in */sub) ;; *) fail "pwd '$out', want .../sub" ;; esac; }
+# -c: bash where present (the host's locally, the image's in docker: busybox has none, so sh).
+check_shell() {
+	case $prov in
+	local) [ ! -x /bin/bash ] || [ "$out" = /bin/bash ] || fail "\$0 '$out', want /bin/bash" ;;
+	docker) if docker run --rm --entrypoint '' "$IMAGE" test -x /bin/bash; then want=bash; else want=sh; fi
+		[ "$out" = "$want" ] || fail "\$0 '$out', want $want" ;;
+	esac
+}
 check_home() {
 	[ -n "$out" ] && [ "$out" != "$root" ] && [ "$out" != /workspace ] || fail "HOME '$out' is the root"
 	[ ! -e "$root/.x" ] || fail "~/.x landed in the root"
@@ -183,6 +191,7 @@ table() {
 	t cwd 0 --cwd sub -c 'pwd'
 	t cwd_escape 125 --cwd .. -- true
 	t home 0 -c 'echo x > ~/.x && echo "$HOME"'
+	t shell 0 -c 'echo $0'
 }
 
 for prov in local docker; do

@@ -346,8 +346,11 @@ _child_ int corral_child_main(void *arg)
 	const struct corral_sandbox *sb = c->sb;
 	const struct corral_run *run = c->run;
 	const bool mediated = sb && sb->unotify && run && run->un_child >= 0;
-	/* Fds this child uses to the end: its own copies, which the hand-over may move. */
-	/* root_fd: where the command starts, the root or the cwd resolved beneath it. */
+	/*
+	 * Fds this child uses to the end: its own copies, which the hand-over
+	 * may move. root_fd is where the command starts: the root, or the
+	 * cwd resolved beneath it.
+	 */
 	int root_fd = sb ? (run && run->cwd_fd >= 0 ? run->cwd_fd : sb->root_fd) : -1;
 	int ruleset_fd = run ? run->ruleset_fd : -1;
 	int src[3] = { c->fd_in, c->fd_out, c->fd_err }, err_w = c->err_w;

@@ -100,7 +100,12 @@ int corral_policy_load_string(const char *json, struct corral_policy **out,
  * |option| is the long option name without dashes, as in corral(1):
  * "root", "ro", "rw", "net", "timeout", "memory", "cpu", "procs",
  * "file-size", "open-files", "max-output", "env", "user", "provider",
- * "image", "compat". "ro", "rw" and "env" append; the rest replace.
+ * "image", "compat", "cwd", "audit", "preset". "ro", "rw" and "env"
+ * append; the rest replace. "cwd" is kept as given: it is relative to the
+ * root, not to getcwd; a relative "audit" is made absolute like "root".
+ * "preset" overwrites timeout and every limits.* key with a named set
+ * ("minimal", "standard": docs/policy.md): set it before the limits it
+ * should not override.
  * Relative "root", "ro" and "rw" values are made absolute against the
  * current directory (as $PWD spells it when $PWD names it, so a symlink
  * the user came through stays visible to the root's check; else getcwd);
@@ -174,7 +179,8 @@ struct corral_sandbox;
  * Build a sandbox from |p| (copied; the caller keeps ownership of |p|):
  * validates that the root and every asked-for path exist, decides the
  * identity when running as root, opens allowed paths O_PATH|O_CLOEXEC,
- * builds the Landlock ruleset and compiles the seccomp filter. With
+ * builds the Landlock ruleset and compiles the seccomp filter; opens the
+ * policy's audit log for appending (created 0600). With
  * compat "strict", returns -EPERM and CORRAL_E_UNENFORCEABLE naming the
  * promise when the kernel cannot keep one.
  */
@@ -189,11 +195,19 @@ void corral_sandbox_free(struct corral_sandbox *sb);
  */
 size_t corral_sandbox_dropped(const struct corral_sandbox *sb, const char *const **lines);
 
+/*
+ * What `-c STRING` (corral_exec_opts.shell) runs: the policy's shell, or
+ * the default chosen when |sb| was built: /bin/bash where it exists, else
+ * /bin/sh (docker: the image's /bin/bash where it has one, else /bin/sh;
+ * "/bin/sh" is returned). Valid while |sb| lives.
+ */
+const char *corral_sandbox_shell(const struct corral_sandbox *sb);
+
 /* Per-call options. Initialise with CORRAL_EXEC_OPTS(...) or zero + sz. */
 struct corral_exec_opts {
 	size_t sz;                 /* sizeof(struct corral_exec_opts) */
 	const char *const *argv;   /* command and arguments; argv[0] looked up in PATH */
-	const char *shell;         /* instead of argv: run "/bin/sh -c shell" */
+	const char *shell;         /* instead of argv: run SHELL -c |shell| (corral_sandbox_shell) */
 	bool capture;              /* capture stdout/stderr into the result */
 	const void *stdin_data;    /* capture mode: bytes fed to stdin (NULL: /dev/null) */
 	size_t stdin_len;
@@ -222,6 +236,15 @@ struct corral_exec_opts {
 	 */
 	bool has_cancel_fd;
 	int cancel_fd;
+	/*
+	 * Working directory, relative to the root (an absolute path must lie
+	 * under it); NULL: the policy's cwd, and the root when that is null
+	 * too. Resolved beneath the root's fd like corral_resolve_open (no
+	 * "..", symlink or mount crossing out of it): a path that escapes or
+	 * is not a directory fails the call with CORRAL_E_ESCAPE,
+	 * CORRAL_E_REFUSED or CORRAL_E_NOT_FOUND naming "cwd".
+	 */
+	const char *cwd;
 };
 #define CORRAL_EXEC_OPTS(...) \
 	((struct corral_exec_opts){ .sz = sizeof(struct corral_exec_opts), __VA_ARGS__ })

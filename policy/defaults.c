@@ -8,7 +8,7 @@
 
 #include "internal/util.h"
 
-#include "policy/policy.h"
+#include "policy/policy-private.h"
 
 /*
  * The system runtime a command needs to run real programs, read-only
@@ -18,6 +18,49 @@
 const char *const corral_default_read_only[] = {
 	"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", NULL,
 };
+
+/*
+ * Named sets of limits (--preset). "standard" is the built-in defaults
+ * (corral_policy_new), taken from there so the two never drift apart.
+ */
+static const struct {
+	const char *name;
+	double timeout;
+	uint64_t memory, cpu, processes, file_size, open_files, output;
+} presets[] = {
+	{ "minimal", 10, UINT64_C(512) << 20, 10, 64, UINT64_C(64) << 20, 256, UINT64_C(256) << 10 },
+	{ "standard", 0, 0, 0, 0, 0, 0, 0 },
+};
+
+int corral_preset_apply(struct corral_policy *p, const char *name, const char *value,
+			struct corral_error *err)
+{
+	struct corral_policy *d = NULL;
+	char pr[64];
+
+	for (size_t i = 0; i < ARRAY_SIZE(presets); i++) {
+		if (strcmp(value, presets[i].name) != 0)
+			continue;
+		if (presets[i].timeout == 0) {
+			if (corral_policy_new(&d) < 0)
+				return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "%s: out of memory", name);
+			p->timeout = d->timeout;
+			p->limits = d->limits;
+			corral_policy_free(d);
+			return 0;
+		}
+		p->timeout = presets[i].timeout;
+		p->limits.memory = presets[i].memory;
+		p->limits.cpu = presets[i].cpu;
+		p->limits.processes = presets[i].processes;
+		p->limits.file_size = presets[i].file_size;
+		p->limits.open_files = presets[i].open_files;
+		p->limits.output = presets[i].output;
+		return 0;
+	}
+	return corral_err(err, CORRAL_E_POLICY, 0, "%s: unknown preset '%s' (expected minimal|standard)", name,
+			  corral_printable(value, pr, sizeof(pr)));
+}
 
 bool corral_is_default_read_only(const char *path)
 {

@@ -64,6 +64,11 @@ static char *splice_number(char *text, const char *anchor, double v)
 	return out;
 }
 
+const char *corral_network_name(int network)
+{
+	return corral_enum_to_name(corral_network_names, network);
+}
+
 _public_ char *corral_policy_dump(const struct corral_policy *p)
 {
 	json_t *o = NULL, *env_set = NULL;
@@ -111,6 +116,11 @@ _public_ char *corral_policy_dump(const struct corral_policy *p)
 		      "pids", (json_int_t)p->docker.pids,
 		      "pull", (int)p->docker.pull);
 	if (!o)
+		goto out;
+	/* Keys added after the DESIGN.md block, in this order (JSON_PRESERVE_ORDER). */
+	if (json_object_set_new(o, "shell", string_or_null(p->shell)) < 0 ||
+	    json_object_set_new(o, "cwd", string_or_null(p->cwd)) < 0 ||
+	    json_object_set_new(o, "audit", string_or_null(p->audit)) < 0)
 		goto out;
 	text = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	if (text)

@@ -237,6 +237,39 @@ static int k_user(struct corral_policy *p, const char *path, json_t *v, struct c
 	return 0;
 }
 
+static int k_shell(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err)
+{
+	return get_path_or_null(path, v, &p->shell, err);
+}
+
+static int k_audit(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err)
+{
+	return get_path_or_null(path, v, &p->audit, err);
+}
+
+static int k_cwd(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err)
+{
+	char *s;
+	int r;
+
+	if (json_is_null(v)) {
+		free(p->cwd);
+		p->cwd = NULL;
+		return 0;
+	}
+	if (!json_is_string(v))
+		return type_error(path, "a path relative to the root, or null", err);
+	r = pv_cwd(path, json_string_value(v), err);
+	if (r < 0)
+		return r;
+	s = strdup(json_string_value(v));
+	if (!s)
+		return oom(path, err);
+	free(p->cwd);
+	p->cwd = s;
+	return 0;
+}
+
 static int k_fs_read_only(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err)
 {
 	return get_path_list(path, v, &p->fs.read_only, err);
@@ -277,7 +310,15 @@ static int k_fs(struct corral_policy *p, const char *path, json_t *v, struct cor
 
 SIZE_KEY(k_limits_memory, limits.memory)
 COUNT_KEY(k_limits_cpu, limits.cpu)
-COUNT_KEY(k_limits_processes, limits.processes)
+
+static int k_limits_processes(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err)
+{
+	if (json_is_string(v))
+		return pv_processes(path, json_string_value(v), &p->limits.processes, err);
+	if (!json_is_integer(v))
+		return type_error(path, "an integer", err);
+	return pv_processes_range(path, json_integer_value(v), &p->limits.processes, err);
+}
 SIZE_KEY(k_limits_file_size, limits.file_size)
 COUNT_KEY(k_limits_open_files, limits.open_files)
 SIZE_KEY(k_limits_output, limits.output)
@@ -430,6 +471,9 @@ static const struct key_handler top_keys[] = {
 	{ "limits", k_limits },
 	{ "env", k_env },
 	{ "docker", k_docker },
+	{ "shell", k_shell },
+	{ "cwd", k_cwd },
+	{ "audit", k_audit },
 	{},
 };
 

@@ -25,10 +25,15 @@ int pv_enum(const char *name, const struct corral_enum_name *t, const char *s, i
 int pv_size(const char *name, const char *s, uint64_t *out, struct corral_error *err);
 int pv_count(const char *name, const char *s, uint64_t *out, struct corral_error *err);
 int pv_count_range(const char *name, long long v, uint64_t *out, struct corral_error *err);
+/* limits.processes: a count, or 0 for no limit of corral's own (no RLIMIT_NPROC, pids.max "max"). */
+int pv_processes(const char *name, const char *s, uint64_t *out, struct corral_error *err);
+int pv_processes_range(const char *name, long long v, uint64_t *out, struct corral_error *err);
 int pv_seconds(const char *name, const char *s, double max, double *out, struct corral_error *err);
 int pv_seconds_range(const char *name, double v, double max, struct corral_error *err);
 /* Absolute path, normalised lexically ("//" and "." dropped, no trailing '/'); *out is malloc'd. */
 int pv_path(const char *name, const char *s, char **out, struct corral_error *err);
+/* A working directory relative to the root: non-empty, shorter than PATH_MAX (the resolver judges the rest). */
+int pv_cwd(const char *name, const char *s, struct corral_error *err);
 int pv_user(const char *name, const char *s, struct corral_error *err);
 int pv_image(const char *name, const char *s, struct corral_error *err);
 int pv_env_name(const char *name, const char *s, struct corral_error *err);

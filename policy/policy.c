@@ -159,6 +159,26 @@ int pv_count(const char *name, const char *s, uint64_t *out, struct corral_error
 			      out, err);
 }
 
+int pv_processes_range(const char *name, long long v, uint64_t *out, struct corral_error *err)
+{
+	if (v == 0) {
+		*out = 0;
+		return 0;
+	}
+	if (v < 0)
+		return corral_err(err, CORRAL_E_POLICY, 0, "%s: must be 0 (no limit of corral's own) or more", name);
+	return pv_count_range(name, v, out, err);
+}
+
+int pv_processes(const char *name, const char *s, uint64_t *out, struct corral_error *err)
+{
+	if (strcmp(s, "0") == 0) {
+		*out = 0;
+		return 0;
+	}
+	return pv_count(name, s, out, err);
+}
+
 int pv_seconds_range(const char *name, double v, double max, struct corral_error *err)
 {
 	if (isnan(v))
@@ -209,6 +229,15 @@ int pv_path(const char *name, const char *s, char **out, struct corral_error *er
 	if (!n)
 		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "%s: out of memory", name);
 	*out = n;
+	return 0;
+}
+
+int pv_cwd(const char *name, const char *s, struct corral_error *err)
+{
+	if (!*s)
+		return corral_err(err, CORRAL_E_POLICY, 0, "%s: empty path (use \".\" for the root)", name);
+	if (strlen(s) >= PATH_MAX)
+		return corral_err(err, CORRAL_E_POLICY, 0, "%s: path too long", name);
 	return 0;
 }
 
@@ -345,11 +374,13 @@ _public_ struct corral_policy *corral_policy_dup(const struct corral_policy *p)
 		return NULL;
 	/* Scalars first; every owned pointer is then replaced by a fresh copy. */
 	*d = *p;
-	d->root = d->user = d->docker.image = NULL;
+	d->root = d->user = d->shell = d->cwd = d->audit = d->docker.image = NULL;
 	d->fs.read_only = d->fs.read_write = d->env.pass = (struct corral_strv){};
 	d->env.set = NULL;
 	d->env.n_set = 0;
 	if (strdup_or_null(&d->root, p->root) < 0 || strdup_or_null(&d->user, p->user) < 0 ||
+	    strdup_or_null(&d->shell, p->shell) < 0 || strdup_or_null(&d->cwd, p->cwd) < 0 ||
+	    strdup_or_null(&d->audit, p->audit) < 0 ||
 	    strdup_or_null(&d->docker.image, p->docker.image) < 0 ||
 	    strv_copy(&d->fs.read_only, &p->fs.read_only) < 0 ||
 	    strv_copy(&d->fs.read_write, &p->fs.read_write) < 0 ||
@@ -370,6 +401,9 @@ _public_ void corral_policy_free(struct corral_policy *p)
 		return;
 	free(p->root);
 	free(p->user);
+	free(p->shell);
+	free(p->cwd);
+	free(p->audit);
 	strv_clear(&p->fs.read_only);
 	strv_clear(&p->fs.read_write);
 	strv_clear(&p->env.pass);

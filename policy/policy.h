@@ -28,6 +28,20 @@ struct corral_policy {
 	int network;        /* enum corral_network */
 	int compat;         /* enum corral_compat */
 	char *user;         /* NULL: default identity (DESIGN.md) */
+	/*
+	 * What `-c STRING` runs as SHELL -c STRING: an absolute path, or NULL
+	 * for the default, decided where the command runs (/bin/bash where it
+	 * exists, else /bin/sh): the canonical form stays the same on every host.
+	 */
+	char *shell;
+	/*
+	 * The command's working directory relative to the root (or absolute
+	 * under it), as given; NULL: the root. Resolved beneath the root at
+	 * each run (supervisor/exec/sandbox.c).
+	 */
+	char *cwd;
+	/* Append one JSON line per run to this file (absolute path), or NULL: no audit log. */
+	char *audit;
 	struct {
 		struct corral_strv read_only;
 		struct corral_strv read_write;
@@ -85,6 +99,18 @@ extern const char *const corral_system_dirs[];
  */
 int corral_policy_overlay(struct corral_policy *p, const char *option, const char *value,
 			  struct corral_error *err);
+
+/*
+ * --preset NAME: overwrite timeout and every limits.* key with a named set
+ * (defaults.c; docs/policy.md lists the values): "minimal" for quick
+ * inspection commands, "standard" the built-in defaults. |name| (the
+ * option, "--preset") starts the message on an unknown set.
+ */
+int corral_preset_apply(struct corral_policy *p, const char *name, const char *value,
+			struct corral_error *err);
+
+/* The policy file's word for a network mode ("none", "loopback", ...), or NULL. */
+const char *corral_network_name(int network);
 
 /* Bounds the validator enforces (docs/policy.md). */
 #define CORRAL_TIMEOUT_MAX (7.0 * 24 * 3600) /* seconds */

@@ -83,6 +83,16 @@ int corral_policy_overlay(struct corral_policy *p, const char *option, const cha
 	if (r < 0)
 		return r;
 
+	if (strcmp(option, "audit") == 0) {
+		_cleanup_free_ char *path = NULL;
+
+		r = absolute_path(name, value, &path, err);
+		if (r < 0)
+			return r;
+		free(p->audit);
+		p->audit = TAKE_PTR(path);
+		return 0;
+	}
 	if (strcmp(option, "root") == 0 || strcmp(option, "ro") == 0 || strcmp(option, "rw") == 0) {
 		_cleanup_free_ char *path = NULL;
 		struct corral_strv *l;
@@ -118,6 +128,10 @@ int corral_policy_overlay(struct corral_policy *p, const char *option, const cha
 		return set_string(name, value, &p->docker.image, pv_image, err);
 	if (strcmp(option, "env") == 0)
 		return set_env(p, name, value, err);
+	if (strcmp(option, "cwd") == 0)
+		return set_string(name, value, &p->cwd, pv_cwd, err);
+	if (strcmp(option, "preset") == 0)
+		return corral_preset_apply(p, name, value, err);
 
 	static const struct {
 		const char *option;
@@ -134,7 +148,8 @@ int corral_policy_overlay(struct corral_policy *p, const char *option, const cha
 	for (size_t i = 0; i < ARRAY_SIZE(numeric); i++) {
 		if (strcmp(option, numeric[i].option) != 0)
 			continue;
-		r = numeric[i].size ? pv_size(name, value, &u, err) : pv_count(name, value, &u, err);
+		r = numeric[i].size ? pv_size(name, value, &u, err) :
+		    strcmp(option, "procs") == 0 ? pv_processes(name, value, &u, err) : pv_count(name, value, &u, err);
 		if (r == 0)
 			*(uint64_t *)((char *)p + numeric[i].offset) = u;
 		return r;

@@ -1416,6 +1416,13 @@ static int setup(struct check *c, const struct corral_policy *p, struct corral_e
 	r = make_scratch(c, &outside_covered, err);
 	if (r < 0)
 		return r;
+	/*
+	 * The scratch root has none of the policy's directories, and the
+	 * canaries are no runs of the caller's to audit: both stay out.
+	 */
+	free(c->pol->cwd);
+	free(c->pol->audit);
+	c->pol->cwd = c->pol->audit = NULL;
 	r = corral_policy_set(c->pol, "root", c->root, err);
 	if (r == 0)
 		r = add_exe_paths(c, err);

@@ -20,7 +20,7 @@ static const char usage_main[] =
 	"\n"
 	"Commands:\n"
 	"  run [OPTIONS] [--] COMMAND [ARG...]   run a command in the sandbox\n"
-	"  run [OPTIONS] -c 'SHELL STRING'       run /bin/sh -c STRING in the sandbox\n"
+	"  run [OPTIONS] -c 'SHELL STRING'       run the policy's shell (bash where present) -c STRING\n"
 	"  probe [--json] [--policy FILE] [OPTIONS]\n"
 	"                                        what this kernel can enforce; posture of a policy\n"
 	"  policy check FILE                     validate a policy file\n"
@@ -42,12 +42,16 @@ static const char usage_options[] =
 	"  --memory SIZE          memory: a memory cgroup over the tree where one can be\n"
 	"                         made, else RLIMIT_AS; K/M/G suffixes (default: 1G)\n"
 	"  --cpu SECONDS          CPU-time limit (default: 60)\n"
-	"  --procs N              processes (default: 256)\n"
+	"  --procs N              processes; 0: no limit of corral's own (default: 256)\n"
 	"  --file-size SIZE       largest file the command may write (default: 1G)\n"
 	"  --open-files N         open files (default: 1024)\n"
 	"  --max-output SIZE      per-stream capture cap with --json: head and tail kept\n"
 	"                         (default: 1M)\n"
+	"  --preset minimal|standard  a named set of timeout and limits (docs/policy.md),\n"
+	"                         under the explicit limit flags wherever it stands\n"
 	"  --env NAME[=VALUE]     pass one host variable / set one; others are scrubbed\n"
+	"  --cwd DIR              working directory, relative to the root (default: the root)\n"
+	"  --audit FILE           append one JSON line per run to FILE\n"
 	"  --user USER[:GROUP]    identity when corral runs as root\n"
 	"  --provider local|docker  provider (default: local)\n"
 	"  --image IMAGE          docker image\n"
@@ -155,6 +159,9 @@ static const struct option common_longopts[] = {
 	{ "provider", required_argument, NULL, OPT_OVERLAY + 13 },
 	{ "image", required_argument, NULL, OPT_OVERLAY + 14 },
 	{ "compat", required_argument, NULL, OPT_OVERLAY + 15 },
+	{ "cwd", required_argument, NULL, OPT_OVERLAY + 16 },
+	{ "preset", required_argument, NULL, OPT_OVERLAY + 17 },
+	{ "audit", required_argument, NULL, OPT_OVERLAY + 18 },
 	{}
 };
 
@@ -348,7 +355,8 @@ int cli_parse_common(int argc, char **argv, const char *cmd, bool allow_shell,
 			       allow_shell ? " [--] COMMAND [ARG...] | -c 'SHELL STRING'" : "",
 			       usage_options);
 			if (allow_shell)
-				printf("  -c STRING              run /bin/sh -c STRING\n");
+				printf("  -c STRING              run STRING with the policy's shell (default /bin/bash\n"
+				       "                         where it exists, else /bin/sh)\n");
 			free(overlays);
 			return -1;
 		case OPT_OVERLAY ... OPT_OVERLAY_END - 1:
@@ -389,12 +397,20 @@ int cli_parse_common(int argc, char **argv, const char *cmd, bool allow_shell,
 		free(overlays);
 		return cli_fail_err(json, &err);
 	}
-	for (size_t i = 0; i < n_overlays; i++) {
-		r = corral_policy_set(out->policy, overlays[i].name, overlays[i].value, &err);
-		if (r < 0) {
-			free(overlays);
-			cli_common_clear(out);
-			return cli_fail_err(json, &err);
+	/*
+	 * --preset first, wherever it stands: a named set of limits under the
+	 * explicit flags, so --memory 2G --preset minimal keeps 2G.
+	 */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < n_overlays; i++) {
+			if ((strcmp(overlays[i].name, "preset") == 0) != (pass == 0))
+				continue;
+			r = corral_policy_set(out->policy, overlays[i].name, overlays[i].value, &err);
+			if (r < 0) {
+				free(overlays);
+				cli_common_clear(out);
+				return cli_fail_err(json, &err);
+			}
 		}
 	}
 	free(overlays);

@@ -475,7 +475,7 @@ int cli_run(int argc, char **argv)
 		if (res->exec_errno) {
 			char msg[512];
 
-			corral_result_exec_error(res, c.shell ? "/bin/sh" : argv[optind_], msg, sizeof(msg));
+			corral_result_exec_error(res, c.shell ? corral_sandbox_shell(sb) : argv[optind_], msg, sizeof(msg));
 			fputs(msg, stderr);
 		}
 		code = corral_result_exit_code(res);

@@ -324,7 +324,8 @@ static int build_env(const struct corral_policy *p, const struct corral_docker_h
 	if (!vars)
 		return -ENOMEM;
 	/* Later entries win: the fixed ones, then env.pass, then env.set. */
-	vars[n++] = (struct kv){ "HOME", CORRAL_DOCKER_WORKDIR };
+	/* HOME: the container's own tmpfs, never the bind-mounted root (npm's .npm, pip's .cache). */
+	vars[n++] = (struct kv){ "HOME", "/tmp" };
 	vars[n++] = (struct kv){ "TMPDIR", "/tmp" };
 	for (size_t i = 0; i < p->env.pass.n; i++) {
 		const char *v = env_get(h->environ, p->env.pass.v[i]);
@@ -528,8 +529,6 @@ int corral_docker_plan(const struct corral_policy *p, const char *root_abs, cons
 		if (!corral_is_default_read_only(p->fs.read_only.v[i]) &&
 		    add_mount(o, p->fs.read_only.v[i], p->fs.read_only.v[i], true) < 0)
 			goto oom;
-	if (strv_add(o, "-w") < 0 || strv_add(o, CORRAL_DOCKER_WORKDIR) < 0)
-		goto oom;
 	if (mem && (strv_add(o, "--memory") < 0 || strv_addf(o, "%llu", (unsigned long long)mem) < 0 ||
 		    strv_add(o, "--memory-swap") < 0 || strv_addf(o, "%llu", (unsigned long long)mem) < 0))
 		goto oom;
@@ -589,6 +588,11 @@ int corral_docker_argv(const struct corral_docker *d, const struct corral_exec_o
 	if (strv_add(&a, d->client) < 0 || strv_add(&a, "run") < 0 || strv_add(&a, "--rm") < 0 ||
 	    strv_add(&a, "--name") < 0 || strv_add(&a, name) < 0 || (in && strv_add(&a, "-i") < 0) ||
 	    strv_add(&a, "--label") < 0 || strv_addf(&a, "io.corral.pid=%d", (int)getpid()) < 0)
+		goto oom;
+	/* The workdir, or opts->cwd beneath it (sandbox.c proved it on the host and normalised it). */
+	if (strv_add(&a, "-w") < 0 ||
+	    (opts->cwd && *opts->cwd ? strv_addf(&a, "%s/%s", CORRAL_DOCKER_WORKDIR, opts->cwd) :
+				       strv_add(&a, CORRAL_DOCKER_WORKDIR)) < 0)
 		goto oom;
 	for (size_t i = 0; i < d->opts.n; i++)
 		if (strv_add(&a, d->opts.v[i]) < 0)

@@ -38,7 +38,9 @@ int corral_docker_plan(const struct corral_policy *p, const char *root_abs,
 
 /*
  * The full argv (NULL-terminated, free with corral_docker_strv_free) for
- * one command run in a container called |name|.
+ * one command run in a container called |name|. opts->cwd, when set, is a
+ * normalised path relative to the root that the caller proved beneath it
+ * (corral_sandbox_exec): the container starts in that directory of the workdir.
  */
 int corral_docker_argv(const struct corral_docker *d, const struct corral_exec_opts *opts,
 		       const char *name, char ***out, struct corral_error *err);

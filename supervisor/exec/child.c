@@ -59,7 +59,7 @@ const char *corral_child_stage_name(int stage)
 		[STAGE_RLIMIT] = "setrlimit",
 		[STAGE_STDIO] = "stdio",
 		[STAGE_CLOSE_FDS] = "closing inherited fds",
-		[STAGE_CHDIR] = "chdir to the root",
+		[STAGE_CHDIR] = "chdir to the root (or cwd)",
 		[STAGE_NO_NEW_PRIVS] = "no_new_privs",
 		[STAGE_LANDLOCK] = "landlock_restrict_self",
 		[STAGE_SECCOMP] = "seccomp",
@@ -543,7 +543,9 @@ _child_ int corral_child_main(void *arg)
 	const struct corral_run *run = c->run;
 	const bool mediated = sb && sb->unotify && run && run->un_child >= 0;
 	/* Fds this child uses to the end: its own copies, which the hand-over may move. */
-	int root_fd = sb ? sb->root_fd : -1, ruleset_fd = run ? run->ruleset_fd : -1;
+	/* Where the command starts: the root, or the cwd resolved beneath it (--cwd). */
+	int root_fd = sb ? (run && run->cwd_fd >= 0 ? run->cwd_fd : sb->root_fd) : -1;
+	int ruleset_fd = run ? run->ruleset_fd : -1;
 	int src[3] = { c->fd_in, c->fd_out, c->fd_err }, err_w = c->err_w;
 	sigset_t empty;
 

@@ -13,12 +13,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "internal/timefmt.h"
+#include "supervisor/exec/audit.h"
 #include "supervisor/exec/engine.h"
 #include "supervisor/exec/result.h"
 #include "supervisor/exec/sandbox.h"
@@ -206,7 +209,11 @@ static long nproc_base(struct corral_sandbox *sb, int cancel_fd)
 
 void corral_processes_posture(const struct corral_policy *p, bool uid0, bool pids_cg, struct corral_posture *ps)
 {
-	if (!uid0)
+	if (p->limits.processes == 0)
+		corral_posture_add(ps, CORRAL_P_LIMITS_PROCESSES, CORRAL_PROMISE_NA,
+				   "limits.processes is 0: no process limit of corral's own (no RLIMIT_NPROC, the "
+				   "run's pids cgroup at max); only what bounds corral itself applies");
+	else if (!uid0)
 		corral_posture_add(ps, CORRAL_P_LIMITS_PROCESSES, CORRAL_PROMISE_ENFORCED, "%llu processes: %s",
 				   (unsigned long long)p->limits.processes,
 				   pids_cg ? "a pids cgroup per run" :
@@ -340,6 +347,7 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 	if (!sb)
 		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
 	sb->root_fd = -1;
+	sb->audit_fd = -1;
 	sb->policy = corral_policy_dup(p);
 	if (!sb->policy) {
 		r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
@@ -394,6 +402,37 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 		}
 		checked_fd = safe_close(checked_fd);
 	}
+
+	/* The audit log: opened now, so a path corral cannot append to is an error before anything runs. */
+	if (sb->policy->audit) {
+		int fd = corral_audit_open(sb->policy->audit, "audit", sb->root, sb->policy->fs.read_write.v,
+					   sb->policy->fs.read_write.n, err);
+
+		if (fd < 0) {
+			r = fd;
+			goto fail;
+		}
+		/* Never 0..2, as the root fd. */
+		if (fd < 3) {
+			int high = fcntl(fd, F_DUPFD_CLOEXEC, 3), e = errno;
+
+			safe_close(fd);
+			if (high < 0) {
+				r = corral_err(err, CORRAL_E_SETUP, e, "audit %s: %s", sb->policy->audit, corral_strerror(e));
+				goto fail;
+			}
+			fd = high;
+		}
+		sb->audit_fd = fd;
+		if (corral_audit_policy_sha256(sb->policy, sb->policy_sha256) < 0) {
+			r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+			goto fail;
+		}
+	}
+
+	sb->shell = sb->policy->shell;
+	if (!sb->shell && sb->provider != CORRAL_PROVIDER_DOCKER)
+		sb->shell = access("/bin/bash", X_OK) == 0 ? "/bin/bash" : "/bin/sh";
 
 	if (sb->provider == CORRAL_PROVIDER_DOCKER) {
 		r = corral_docker_prepare(sb->policy, sb->root, &sb->docker, err);
@@ -494,9 +533,38 @@ _public_ void corral_sandbox_free(struct corral_sandbox *sb)
 	free(sb->envp);
 	corral_cgroup_parents_clear(&sb->cg);
 	safe_close(sb->root_fd);
+	safe_close(sb->audit_fd);
 	free(sb->root);
 	corral_policy_free(sb->policy);
 	free(sb);
+}
+
+_public_ const char *corral_sandbox_shell(const struct corral_sandbox *sb)
+{
+	return sb ? (sb->shell ? sb->shell : "/bin/sh") : NULL;
+}
+
+/*
+ * The argv of `-c STRING` in |v| (room for 6): SHELL -c STRING. Docker with
+ * the default shell: the image decides, as the local provider does on the
+ * host: its /bin/bash where it has one, else /bin/sh (both get STRING as
+ * their $1 here and as their -c string there, $0 "sh" or "bash").
+ */
+static void shell_argv(const struct corral_sandbox *sb, const char *string, char **v)
+{
+	if (sb->shell) {
+		v[0] = (char *)sb->shell;
+		v[1] = (char *)"-c";
+		v[2] = (char *)string;
+		v[3] = NULL;
+		return;
+	}
+	v[0] = (char *)"/bin/sh";
+	v[1] = (char *)"-c";
+	v[2] = (char *)"if [ -x /bin/bash ]; then exec /bin/bash -c \"$1\" bash; fi; exec /bin/sh -c \"$1\" sh";
+	v[3] = (char *)"sh";
+	v[4] = (char *)string;
+	v[5] = NULL;
 }
 
 _public_ size_t corral_sandbox_dropped(const struct corral_sandbox *sb, const char *const **lines)
@@ -598,26 +666,102 @@ static int add_warnings(const struct corral_sandbox *sb, struct corral_result *r
 	return 0;
 }
 
+/*
+ * The run's working directory: |cwd| opened beneath the root as the
+ * boundary resolver does (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | ...), so
+ * the child's fchdir lands on the directory the kernel proved, never on
+ * what a rename put there since. |rel| (may be NULL): the path relative
+ * to the root, normalised ("" for the root), for docker's -w.
+ */
+static int open_cwd(const struct corral_sandbox *sb, const char *cwd, int *fd_out, char **rel,
+		    struct corral_error *err)
+{
+	struct corral_error e = {};
+	char *host = NULL;
+	int fd;
+
+	fd = corral_resolve_open(sb->root_fd, sb->root, cwd, CORRAL_RESOLVE_DIRECTORY, &e);
+	if (fd >= 0 && rel) {
+		size_t n = strlen(sb->root);
+
+		if (corral_resolve_path(sb->root, cwd, true, &host, &e) < 0) {
+			fd = safe_close(fd);
+			fd = -(e.sys_errno ? e.sys_errno : EINVAL);
+		} else {
+			*rel = strdup(host[n] == '/' ? host + n + 1 : "");
+			free(host);
+			if (!*rel) {
+				safe_close(fd);
+				return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+			}
+		}
+	}
+	if (fd < 0)
+		return corral_err(err, e.code ? e.code : CORRAL_E_SETUP, e.sys_errno ? e.sys_errno : -fd,
+				  "cwd %s (root %s): --cwd (policy key cwd) must name a directory under the root, "
+				  "reached without symlinks", e.message, sb->root);
+	*fd_out = fd;
+	return 0;
+}
+
 static void run_clear(const struct corral_sandbox *sb, struct corral_run *run)
 {
 	run->ruleset_fd = safe_close(run->ruleset_fd);
+	run->cwd_fd = safe_close(run->cwd_fd);
 	run->un_parent = safe_close(run->un_parent);
 	run->un_child = safe_close(run->un_child);
 	corral_cgroup_remove(run);
 	corral_tmp_remove(sb, run);
 }
 
-_public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_exec_opts *opts,
-				 struct corral_result *res, struct corral_error *err)
+/*
+ * run_id and started_at, when the provider left them empty (docker), and ended_by
+ * from what the result says: exit, signal, timeout, or cancelled (the
+ * cancel fd readable: the engine killed the tree for it). The limits that
+ * end a run (memory, cpu, file_size) are the engine's to tell.
+ */
+static void result_identity(struct corral_result *res, const struct timespec *t0, int cancel_fd)
+{
+	if (!res->run_id[0]) {
+		uint64_t rnd[2] = { 0, 0 };
+
+		if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+			struct timespec now;
+
+			clock_gettime(CLOCK_REALTIME, &now);
+			rnd[0] ^= (uint64_t)now.tv_nsec * 0x9e3779b97f4a7c15ULL ^ (uint64_t)getpid();
+			rnd[1] ^= (uint64_t)now.tv_sec ^ (uint64_t)(uintptr_t)res;
+		}
+		snprintf(res->run_id, sizeof(res->run_id), "%016llx%016llx", (unsigned long long)rnd[0],
+			 (unsigned long long)rnd[1]);
+	}
+	if (!res->started_at_ms)
+		res->started_at_ms = (int64_t)t0->tv_sec * 1000 + t0->tv_nsec / 1000000;
+	if (!res->ended_by) {
+		struct pollfd pfd = { .fd = cancel_fd, .events = POLLIN };
+
+		if (res->timed_out)
+			res->ended_by = "timeout";
+		else if (res->signal > 0 && cancel_fd >= 0 && poll(&pfd, 1, 0) > 0)
+			res->ended_by = "cancelled";
+		else if (res->signal > 0)
+			res->ended_by = "signal";
+		else
+			res->ended_by = "exit";
+	}
+}
+
+static int sandbox_exec(struct corral_sandbox *sb, const struct corral_exec_opts *opts,
+			struct corral_result *res, struct corral_error *err)
 {
 	struct corral_exec_opts o = {};
 	struct corral_denials denials = {};
-	struct corral_run run = { .ruleset_fd = -1, .tmp_fd = -1, .un_parent = -1, .un_child = -1,
+	struct corral_run run = { .ruleset_fd = -1, .tmp_fd = -1, .un_parent = -1, .un_child = -1, .cwd_fd = -1,
 				  .denials = &denials };
 	struct corral_spawn_rlimits rl;
-	char *shell_argv[4] = {};
-	_cleanup_free_ char **envp = NULL;
-	_cleanup_free_ char *tmpdir = NULL;
+	struct timespec t0;
+	char *sh_argv[6] = {};
+	char **envp = NULL, *env_bufs[2] = {};
 	int r;
 
 	if (!sb || !opts || !res)
@@ -627,6 +771,7 @@ _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_
 				  "exec: the result's sz is %zu: set it to sizeof(struct corral_result) "
 				  "(struct corral_result res = CORRAL_RESULT_INIT)", res->sz);
 	corral_result_reset(res);
+	clock_gettime(CLOCK_REALTIME, &t0);
 	memcpy(&o, opts, opts->sz && opts->sz < sizeof(o) ? opts->sz : sizeof(o));
 	o.sz = sizeof(o);
 	if (!o.shell && (!o.argv || !o.argv[0]))
@@ -653,8 +798,31 @@ _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_
 		return corral_err(err, CORRAL_E_USAGE, EBADF, "exec: cancel_fd %d is not an open file descriptor",
 				  o.cancel_fd);
 
-	if (sb->docker)
-		return corral_docker_exec(sb->docker, &o, res, err);
+	/* -c STRING: the policy's shell, for every provider. */
+	if (o.shell) {
+		shell_argv(sb, o.shell, sh_argv);
+		o.argv = (const char *const *)sh_argv;
+		o.shell = NULL;
+	}
+
+	if (!o.cwd)
+		o.cwd = sb->policy->cwd;
+	if (sb->docker) {
+		_cleanup_free_ char *rel = NULL;
+
+		/* Proven on the host, given to docker as the normalised path under the workdir. */
+		if (o.cwd) {
+			r = open_cwd(sb, o.cwd, &run.cwd_fd, &rel, err);
+			run.cwd_fd = safe_close(run.cwd_fd);
+			if (r < 0)
+				return r;
+			o.cwd = rel;
+		}
+		r = corral_docker_exec(sb->docker, &o, res, err);
+		if (r == 0)
+			result_identity(res, &t0, o.has_cancel_fd ? o.cancel_fd : -1);
+		return r;
+	}
 
 	for (int i = 0; i < CORRAL_CG_MAX; i++)
 		run.cg_fd[i] = -1;
@@ -670,13 +838,12 @@ _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_
 		run.un_parent = sv[0];
 		run.un_child = sv[1];
 	}
-	if (o.shell) {
-		shell_argv[0] = (char *)"/bin/sh";
-		shell_argv[1] = (char *)"-c";
-		shell_argv[2] = (char *)o.shell;
+	if (o.cwd) {
+		r = open_cwd(sb, o.cwd, &run.cwd_fd, NULL, err);
+		if (r < 0)
+			goto out;
 	}
-
-	if (sb->policy->fs.private_tmp) {
+	if (sb->policy->fs.private_tmp || sb->private_home) {
 		r = corral_tmp_create(sb, &run, err);
 		if (r < 0)
 			goto out;
@@ -722,14 +889,15 @@ _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_
 			goto out;
 	}
 	fill_rlimits(sb, &rl, o.has_cancel_fd ? o.cancel_fd : -1);
-	envp = corral_env_for_run(sb, run.tmp_path, &tmpdir);
+	envp = corral_env_for_run(sb, sb->policy->fs.private_tmp ? run.tmp_path : NULL,
+				  sb->private_home ? run.tmp_path : NULL, env_bufs);
 	if (!envp) {
 		r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
 		goto out;
 	}
 
 	r = corral_engine_run(&(struct corral_spawn){
-				      .argv = o.shell ? shell_argv : (char *const *)o.argv,
+				      .argv = (char *const *)o.argv,
 				      .envp = envp,
 				      .confine = sb,
 				      .provider = "local",
@@ -746,8 +914,56 @@ _public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_
 			r = corral_err(err, CORRAL_E_INTERNAL, -r, "out of memory");
 		}
 	}
+	if (r == 0)
+		result_identity(res, &t0, o.has_cancel_fd ? o.cancel_fd : -1);
 out:
 	corral_denials_clear(&denials);
 	run_clear(sb, &run);
+	free(envp);
+	free(env_bufs[0]);
+	free(env_bufs[1]);
+	return r;
+}
+
+/*
+ * Append the run's audit line (a run that corral's own error stopped
+ * included; a call refused for bad arguments is no run). A line that
+ * could not be written is said in the result's warnings.
+ */
+static void audit_run(struct corral_sandbox *sb, const struct corral_exec_opts *opts, struct corral_result *res,
+		      int r, const struct corral_error *cerr)
+{
+	struct corral_exec_opts o = {};
+	struct corral_audit_call call = { .tool = "run" };
+	char msg[512], **w;
+	int ar;
+
+	memcpy(&o, opts, opts->sz && opts->sz < sizeof(o) ? opts->sz : sizeof(o));
+	call.argv = o.shell ? NULL : o.argv;
+	call.command = o.shell;
+	call.cwd = o.cwd ? o.cwd : sb->policy->cwd;
+	ar = corral_audit_write(sb->audit_fd, sb->policy_sha256, sb->docker ? "docker" : "local",
+				corral_network_name(sb->policy->network), &call, res, r, cerr);
+	if (ar == 0 || r < 0)
+		return;
+	snprintf(msg, sizeof(msg), "audit %s: the run's line could not be written: %s", sb->policy->audit,
+		 ar == -EIO ? "short write (disk full or file size limit?)" : corral_strerror(-ar));
+	w = realloc(res->warnings, (res->n_warnings + 1) * sizeof(*w));
+	if (!w)
+		return;
+	res->warnings = w;
+	w[res->n_warnings] = strdup(msg);
+	if (w[res->n_warnings])
+		res->n_warnings++;
+}
+
+_public_ int corral_sandbox_exec(struct corral_sandbox *sb, const struct corral_exec_opts *opts,
+				 struct corral_result *res, struct corral_error *err)
+{
+	struct corral_error e = {};
+	int r = sandbox_exec(sb, opts, res, err ? err : &e);
+
+	if (sb && opts && res && sb->audit_fd >= 0 && !(r < 0 && (err ? err : &e)->code == CORRAL_E_USAGE))
+		audit_run(sb, opts, res, r, err ? err : &e);
 	return r;
 }

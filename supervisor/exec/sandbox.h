@@ -75,7 +75,27 @@ struct corral_sandbox {
 	char **dropped;       /* best-effort: lines of dropped promises */
 	size_t n_dropped;
 
-	char **envp;          /* base environment without TMPDIR; NULL-terminated */
+	/*
+	 * What runs `-c STRING` (policy key shell): the policy's, or the
+	 * default decided when the sandbox is built: /bin/bash where it
+	 * exists, else /bin/sh. NULL for docker with the default: the image's
+	 * bash where it has one (sandbox.c, shell_argv).
+	 */
+	const char *shell;
+
+	/*
+	 * HOME is the run's own directory, its private tmp (made even when
+	 * fs.private_tmp is false, without TMPDIR then): neither env.set nor
+	 * env.pass names HOME. The tmp itself, not a directory in it: one
+	 * more mkdir and rmdir per run cost ~3 ms of median latency on a
+	 * loaded ext4 /var/tmp (the tmp base without a memory cgroup).
+	 */
+	bool private_home;
+
+	int audit_fd;         /* the policy's audit log (O_APPEND), or -1 */
+	char policy_sha256[65]; /* of the canonical policy, for the audit lines */
+
+	char **envp;          /* base environment without TMPDIR and HOME; NULL-terminated */
 	size_t n_envp;
 	const char *path;     /* the PATH value inside envp (for the command lookup) */
 
@@ -113,6 +133,7 @@ struct corral_run {
 	char *cg_dir[CORRAL_CG_MAX]; /* the run's cgroup directories (rmdir after) */
 	int tmp_fd;                  /* the private tmp directory, or -1 */
 	char *tmp_path;
+	int cwd_fd;                  /* the working directory (cwd, resolved beneath the root), or -1: the root */
 	int un_parent, un_child;     /* Unix mediation: the listener's way to the parent, or -1 */
 	struct corral_denials *denials; /* what the supervisor saw refused (supervisor/exec/denials.h) */
 };
@@ -122,8 +143,11 @@ int corral_identity_decide(struct corral_sandbox *sb, struct corral_error *err);
 
 /* env.c: the scrubbed base environment. */
 int corral_env_build(struct corral_sandbox *sb, struct corral_error *err);
-/* envp for one run: the base plus TMPDIR=|tmp| (when non-NULL). Free with free(). */
-char **corral_env_for_run(const struct corral_sandbox *sb, const char *tmp, char **tmpdir_buf);
+/*
+ * envp for one run: the base plus TMPDIR=|tmp| and HOME=|home| (each when
+ * non-NULL and the base has none). Free it and bufs[0..1] with free().
+ */
+char **corral_env_for_run(const struct corral_sandbox *sb, const char *tmp, const char *home, char *bufs[2]);
 
 /*
  * Start counting |uid|'s tasks now, in a thread, for the first sandbox

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The command's environment, built from an allow-list: HOME = the root,
- * TMPDIR = the run's private tmp, then env.pass (host values; by default
+ * The command's environment, built from an allow-list: HOME and TMPDIR =
+ * the run's private tmp (so npm's .npm or pip's .cache never land in the
+ * root), then env.pass (host values; by default
  * LANG and TERM) and env.set (by default a minimal PATH), which win. Nothing else from
  * corral's environment gets in (tokens, SSH_AUTH_SOCK, LD_PRELOAD, BASH_ENV).
  */
@@ -59,11 +60,18 @@ int corral_env_build(struct corral_sandbox *sb, struct corral_error *err)
 	int r = 0;
 
 	/*
-	 * Only HOME is fixed; PATH, LANG and TERM come from the policy, whose
-	 * defaults hold them (env.set PATH, env.pass LANG and TERM): a policy
-	 * that leaves them out gets none, as `policy show` says.
+	 * PATH, LANG and TERM come from the policy, whose defaults hold them
+	 * (env.set PATH, env.pass LANG and TERM): a policy that leaves them
+	 * out gets none, as `policy show` says. HOME and TMPDIR are the run's
+	 * (corral_env_for_run) unless the policy names them.
 	 */
-	r = env_put(sb, &alloc, "HOME", sb->root);
+	sb->private_home = true;
+	for (size_t i = 0; i < p->env.pass.n; i++)
+		if (p->env.pass.v[i] && strcmp(p->env.pass.v[i], "HOME") == 0)
+			sb->private_home = false;
+	for (size_t i = 0; i < p->env.n_set; i++)
+		if (p->env.set[i].name && strcmp(p->env.set[i].name, "HOME") == 0)
+			sb->private_home = false;
 	for (size_t i = 0; !r && i < p->env.pass.n; i++) {
 		const char *v = p->env.pass.v[i] ? getenv(p->env.pass.v[i]) : NULL;
 		if (v)
@@ -81,27 +89,32 @@ int corral_env_build(struct corral_sandbox *sb, struct corral_error *err)
 	return 0;
 }
 
-char **corral_env_for_run(const struct corral_sandbox *sb, const char *tmp, char **tmpdir_buf)
+char **corral_env_for_run(const struct corral_sandbox *sb, const char *tmp, const char *home, char *bufs[2])
 {
-	char **v = calloc(sb->n_envp + 2, sizeof(*v));
+	char **v = calloc(sb->n_envp + 3, sizeof(*v));
 	size_t n = 0;
 
-	*tmpdir_buf = NULL;
+	bufs[0] = bufs[1] = NULL;
 	if (!v)
 		return NULL;
 	for (size_t i = 0; i < sb->n_envp; i++) {
 		/* An explicit TMPDIR (env.set, env.pass) wins, as any of theirs; the private tmp stays writable. */
 		if (tmp && strncmp(sb->envp[i], "TMPDIR=", 7) == 0)
 			tmp = NULL;
+		if (home && strncmp(sb->envp[i], "HOME=", 5) == 0)
+			home = NULL;
 		v[n++] = sb->envp[i];
 	}
-	if (tmp) {
-		if (asprintf(tmpdir_buf, "TMPDIR=%s", tmp) < 0) {
-			free(v);
-			return NULL;
-		}
-		v[n++] = *tmpdir_buf;
+	if ((tmp && asprintf(&bufs[0], "TMPDIR=%s", tmp) < 0) || (home && asprintf(&bufs[1], "HOME=%s", home) < 0)) {
+		free(bufs[0]);
+		bufs[0] = bufs[1] = NULL;
+		free(v);
+		return NULL;
 	}
+	if (bufs[0])
+		v[n++] = bufs[0];
+	if (bufs[1])
+		v[n++] = bufs[1];
 	v[n] = NULL;
 	return v;
 }

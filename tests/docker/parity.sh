@@ -54,7 +54,7 @@ t() {
 	name=$1 expect=$2
 	shift 2
 	root=$work/$prov-$name
-	mkdir -p "$root"
+	mkdir -p "$root/sub"
 	printf '#!/bin/sh\necho never\n' >"$root/noexec.sh"
 	chmod 644 "$root/noexec.sh"
 	[ "$(id -u)" = 0 ] && chown -R "$owner:$owner" "$root"
@@ -78,6 +78,19 @@ check_write_root() {
 	[ "$out" = data ] || fail "stdout '$out'"
 	[ "$(cat "$root/f1" 2>/dev/null)" = data ] || fail "f1 not written on the host"
 	[ "$(stat -c %u "$root/f1" 2>/dev/null)" = "$owner" ] || fail "f1 owned by $(stat -c %u "$root/f1" 2>/dev/null), want $owner"
+}
+check_cwd() { case $out in */sub) ;; *) fail "pwd '$out', want .../sub" ;; esac; }
+# -c: bash where present (the host's locally, the image's in docker: busybox has none, so sh).
+check_shell() {
+	case $prov in
+	local) [ ! -x /bin/bash ] || [ "$out" = /bin/bash ] || fail "\$0 '$out', want /bin/bash" ;;
+	docker) if docker run --rm --entrypoint '' "$IMAGE" test -x /bin/bash; then want=bash; else want=sh; fi
+		[ "$out" = "$want" ] || fail "\$0 '$out', want $want" ;;
+	esac
+}
+check_home() {
+	[ -n "$out" ] && [ "$out" != "$root" ] && [ "$out" != /workspace ] || fail "HOME '$out' is the root"
+	[ ! -e "$root/.x" ] || fail "~/.x landed in the root"
 }
 check_write_outside() {
 	[ ! -e /etc/corral-escape-probe ] || { rm -f /etc/corral-escape-probe; fail "wrote /etc/corral-escape-probe on the host"; }
@@ -181,6 +194,10 @@ table() {
 	t json 0 --json -c 'echo out; echo err >&2; exit 3'
 	t json_signal 0 --json -c 'kill -9 $$'
 	t json_cap 0 --json --max-output 10 -c 'head -c 100 /dev/zero | tr "\0" a'
+	t cwd 0 --cwd sub -c 'pwd'
+	t cwd_escape 125 --cwd .. -- true
+	t home 0 -c 'echo x > ~/.x && echo "$HOME"'
+	t shell 0 -c 'echo $0'
 }
 
 local_mem_cg=0

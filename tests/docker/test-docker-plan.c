@@ -105,7 +105,7 @@ static void test_argv_defaults(void **state)
 		"|--tmpfs|/tmp:rw,exec,nosuid,nodev,size=536870912,mode=1777|", "|-w|/workspace|",
 		"|--memory|536870912|--memory-swap|536870912|", "|--cpus|1|", "|--pids-limit|128|",
 		"|--ulimit|cpu=60:61|", "|--ulimit|fsize=1073741824:1073741824|", "|--ulimit|nofile=1024:1024|",
-		"|-e|HOME=/workspace|", "|-e|TMPDIR=/tmp|", "|-e|PATH=/usr/bin:/bin|", "|-e|SECRET_TOKEN|",
+		"|-e|HOME=/tmp|", "|-e|TMPDIR=/tmp|", "|-e|PATH=/usr/bin:/bin|", "|-e|SECRET_TOKEN|",
 		"|-e|LANG|", "|corral-test-busybox|id|-u|",
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(want); i++)

@@ -176,7 +176,7 @@ expect_eq "--json before the subcommand: a JSON usage error" "125 usage" "$rc $(
 out=$("$C" bogus --json); rc=$?
 expect_eq "unknown command with --json: a JSON usage error" "125 usage" "$rc $(printf '%s' "$out" | json '["error"]["code"]' | tr -d "'")"
 
-# -c runs /bin/sh -c
+# -c runs the policy's shell -c (tests/integration/options.sh)
 expect_eq "-c shell string" "a b" "$("$C" run -c 'echo a b')"
 # stdin passes through
 expect_eq "stdin passthrough" "HELLO" "$(echo hello | "$C" run -- tr a-z A-Z)"

@@ -65,7 +65,10 @@ static const char default_dump[] =
 	"    \"cpus\": 1,\n"
 	"    \"pids\": 256,\n"
 	"    \"pull\": false\n"
-	"  }\n"
+	"  },\n"
+	"  \"shell\": null,\n"
+	"  \"cwd\": null,\n"
+	"  \"audit\": null\n"
 	"}\n";
 
 /* The value at a dotted key path of a policy's dump, as compact JSON. */
@@ -215,6 +218,8 @@ static const struct {
 	{ "{\"limits\": {\"cpu\": 1}}", "limits.cpu", "1" },
 	{ "{\"limits\": {\"cpu\": \"120\"}}", "limits.cpu", "120" },
 	{ "{\"limits\": {\"processes\": 16}}", "limits.processes", "16" },
+	{ "{\"limits\": {\"processes\": 0}}", "limits.processes", "0" },
+	{ "{\"limits\": {\"processes\": \"0\"}}", "limits.processes", "0" },
 	{ "{\"limits\": {\"file_size\": \"10m\"}}", "limits.file_size", "\"10M\"" },
 	{ "{\"limits\": {\"open_files\": 64}}", "limits.open_files", "64" },
 	{ "{\"limits\": {\"output\": \"64K\"}}", "limits.output", "\"64K\"" },
@@ -230,6 +235,15 @@ static const struct {
 	{ "{\"docker\": {\"cpus\": 2}}", "docker.cpus", "2" },
 	{ "{\"docker\": {\"pids\": 64}}", "docker.pids", "64" },
 	{ "{\"docker\": {\"pull\": true}}", "docker.pull", "true" },
+	{ "{\"shell\": \"/bin/bash\"}", "shell", "\"/bin/bash\"" },
+	{ "{\"shell\": \"//usr/bin/./zsh\"}", "shell", "\"/usr/bin/zsh\"" },
+	{ "{\"shell\": null}", "shell", "null" },
+	{ "{\"cwd\": \"src/a\"}", "cwd", "\"src/a\"" },
+	{ "{\"cwd\": \"./x/../y/\"}", "cwd", "\"./x/../y/\"" },
+	{ "{\"cwd\": \"/srv/p/src\"}", "cwd", "\"/srv/p/src\"" },
+	{ "{\"cwd\": null}", "cwd", "null" },
+	{ "{\"audit\": \"/var/log/corral//audit.jsonl\"}", "audit", "\"/var/log/corral/audit.jsonl\"" },
+	{ "{\"audit\": null}", "audit", "null" },
 };
 
 static void test_valid(void **state)
@@ -275,6 +289,16 @@ static const struct {
 	{ "{\"network\": \"internet\"}", "network: unknown value 'internet' (expected none|loopback|host)" },
 	{ "{\"network\": null}", "network: expected a string" },
 	{ "{\"compat\": \"lenient\"}", "compat: unknown value 'lenient' (expected strict|best-effort)" },
+	/* shell */
+	{ "{\"shell\": \"bash\"}", "shell: 'bash' is not an absolute path" },
+	{ "{\"shell\": \"\"}", "shell: empty path" },
+	{ "{\"shell\": [\"/bin/bash\"]}", "shell: expected an absolute path or null" },
+	/* audit */
+	{ "{\"audit\": \"audit.log\"}", "audit: 'audit.log' is not an absolute path" },
+	{ "{\"audit\": true}", "audit: expected an absolute path or null" },
+	/* cwd */
+	{ "{\"cwd\": \"\"}", "cwd: empty path (use \".\" for the root)" },
+	{ "{\"cwd\": 3}", "cwd: expected a path relative to the root, or null" },
 	/* root */
 	{ "{\"root\": \"\"}", "root: empty path" },
 	{ "{\"root\": \"srv\"}", "root: 'srv' is not an absolute path" },
@@ -337,7 +361,9 @@ static const struct {
 	{ "{\"limits\": {\"cpu\": 0}}", "limits.cpu: must be at least 1" },
 	{ "{\"limits\": {\"cpu\": 1.5}}", "limits.cpu: expected an integer" },
 	{ "{\"limits\": {\"cpu\": \"1m\"}}", "limits.cpu: bad integer '1m'" },
-	{ "{\"limits\": {\"processes\": -1}}", "limits.processes: must be at least 1" },
+	{ "{\"limits\": {\"processes\": -1}}", "limits.processes: must be 0 (no limit of corral's own) or more" },
+	{ "{\"limits\": {\"processes\": \"-1\"}}", "limits.processes: bad integer '-1'" },
+	{ "{\"limits\": {\"cpu\": 0}}", "limits.cpu: must be at least 1" },
 	{ "{\"limits\": {\"processes\": 2147483648}}", "limits.processes: must be at most 2147483647" },
 	{ "{\"limits\": {\"open_files\": \"\"}}", "limits.open_files: expected an integer, got an empty string" },
 	{ "{\"limits\": {\"open_files\": null}}", "limits.open_files: expected an integer" },
@@ -469,6 +495,15 @@ static const struct {
 	{ NULL, { "memory", "1G" }, "docker.memory", "\"512M\"" },
 	{ NULL, { "cpu", "5" }, "limits.cpu", "5" },
 	{ NULL, { "procs", "10" }, "limits.processes", "10" },
+	{ NULL, { "procs", "0" }, "limits.processes", "0" },
+	/* --preset overwrites timeout and limits; what follows it wins */
+	{ NULL, { "preset", "minimal" }, "limits", "{\"memory\":\"512M\",\"cpu\":10,\"processes\":64,"
+	  "\"file_size\":\"64M\",\"open_files\":256,\"output\":\"256K\"}" },
+	{ NULL, { "preset", "minimal" }, "timeout", "10" },
+	{ NULL, { "preset", "minimal", "cpu", "7" }, "limits.cpu", "7" },
+	{ "{\"timeout\": 2, \"limits\": {\"cpu\": 3}}", { "preset", "standard" }, "limits.cpu", "60" },
+	{ "{\"timeout\": 2, \"limits\": {\"cpu\": 3}}", { "preset", "standard" }, "timeout", "30" },
+	{ "{\"network\": \"host\"}", { "preset", "minimal" }, "network", "\"host\"" },
 	{ NULL, { "file-size", "1k" }, "limits.file_size", "\"1K\"" },
 	{ NULL, { "open-files", "32" }, "limits.open_files", "32" },
 	{ NULL, { "max-output", "4096" }, "limits.output", "\"4K\"" },
@@ -486,6 +521,10 @@ static const struct {
 	{ NULL, { "provider", "docker" }, "provider", "\"docker\"" },
 	{ NULL, { "image", "alpine" }, "docker.image", "\"alpine\"" },
 	{ "{\"compat\": \"best-effort\"}", { "compat", "strict" }, "compat", "\"strict\"" },
+	/* cwd is relative to the root: kept as given, never made absolute against getcwd */
+	{ NULL, { "cwd", "src" }, "cwd", "\"src\"" },
+	{ NULL, { "audit", "/var/log/a.jsonl" }, "audit", "\"/var/log/a.jsonl\"" },
+	{ "{\"cwd\": \"a\"}", { "cwd", "../b" }, "cwd", "\"../b\"" },
 };
 
 static void test_overlay(void **state)
@@ -542,6 +581,10 @@ static const struct {
 	{ "user", "", "--user: empty user", CORRAL_E_POLICY },
 	{ "image", "-v", "--image: bad image name '-v'", CORRAL_E_POLICY },
 	{ "root", "/tmp/\xff", "--root: not valid UTF-8", CORRAL_E_POLICY },
+	{ "cwd", "", "--cwd: empty path (use \".\" for the root)", CORRAL_E_POLICY },
+	{ "audit", "", "--audit: empty path", CORRAL_E_POLICY },
+	{ "preset", "huge", "--preset: unknown preset 'huge' (expected minimal|standard)", CORRAL_E_POLICY },
+	{ "procs", "-1", "--procs: bad integer '-1'", CORRAL_E_POLICY },
 	{ "bogus", "1", "--bogus: unknown option", CORRAL_E_USAGE },
 };
 
@@ -581,6 +624,12 @@ static void test_overlay_relative(void **state)
 	assert_string_equal(p->fs.read_write.v[0], cwd);
 	assert_int_equal(corral_policy_set(p, "ro", "..", NULL), 0);
 	assert_non_null(strstr(p->fs.read_only.v[p->fs.read_only.n - 1], "/.."));
+	/* --audit like --root; --cwd is relative to the root, so it stays as given. */
+	assert_int_equal(corral_policy_set(p, "audit", "logs/a.jsonl", NULL), 0);
+	snprintf(expect, sizeof(expect), "%s/logs/a.jsonl", strcmp(cwd, "/") == 0 ? "" : cwd);
+	assert_string_equal(p->audit, expect);
+	assert_int_equal(corral_policy_set(p, "cwd", "src/..//lib", NULL), 0);
+	assert_string_equal(p->cwd, "src/..//lib");
 	corral_policy_free(p);
 }
 

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# git the way an agent uses it: config --global (writes $HOME, the root),
+# git the way an agent uses it: config --global (writes $HOME: here the
+# root, through --env HOME, so the identity lasts from one run to the next;
+# by default HOME is the run's own and goes with it),
 # init, commits, branches, merge with a conflict resolved, rebase, stash,
 # worktree, tags, describe, archive, gc/repack/fsck, clone of a local
 # repository, bisect run, log through a pager, hooks, blame, grep.
@@ -7,7 +9,7 @@
 need git
 R=$(mkroot)
 give "$R"
-inside() { "$C" run --root "$R" --timeout 120 "$@"; }
+inside() { "$C" run --root "$R" --timeout 120 --env HOME="$R" "$@"; }
 
 step "config --global writes ~/.gitconfig" inside -- sh -c \
 	'git config --global user.email a@example.org && git config --global user.name Agent &&

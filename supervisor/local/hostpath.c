@@ -313,7 +313,7 @@ int corral_path_absolute(const char *name, const char *value, char **out, struct
 }
 
 /*
- * The public overlay: the host part (a relative --root/--ro/--rw made
+ * The public overlay: the host part (a relative --root/--ro/--rw/--audit made
  * absolute against the current directory, as the user meant it from where
  * they typed it), then policy/'s pure corral_policy_overlay.
  */
@@ -325,7 +325,8 @@ _public_ int corral_policy_set(struct corral_policy *p, const char *option, cons
 	int r;
 
 	if (p && option && value && value[0] && value[0] != '/' &&
-	    (strcmp(option, "root") == 0 || strcmp(option, "ro") == 0 || strcmp(option, "rw") == 0)) {
+	    (strcmp(option, "root") == 0 || strcmp(option, "ro") == 0 || strcmp(option, "rw") == 0 ||
+	     strcmp(option, "audit") == 0)) {
 		snprintf(name, sizeof(name), "--%s", option);
 		r = corral_path_absolute(name, value, &abs, err);
 		if (r < 0)

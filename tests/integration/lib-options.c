@@ -50,7 +50,7 @@ int main(void)
 	struct corral_policy *p = NULL;
 	struct corral_sandbox *sb = NULL;
 	struct corral_error err = {};
-	struct corral_result res = {};
+	struct corral_result res = CORRAL_RESULT_INIT;
 	char root[] = "/tmp/corral-libopt.XXXXXX", logdir[] = "/tmp/corral-libopt-log.XXXXXX";
 	char path[256], audit[256], want[512], id[2][33];
 	const char *shell;

@@ -48,7 +48,7 @@ static const char usage_options[] =
 	"  --max-output SIZE      per-stream capture cap with --json (default: 1M)\n"
 	"  --env NAME[=VALUE]     pass one host variable / set one; others are scrubbed\n"
 	"  --user USER[:GROUP]    identity when corral runs as root\n"
-	"  --provider local|docker  provider (default: local)\n"
+	"  --provider local|docker|auto  provider (default: local; auto: docker where usable)\n"
 	"  --image IMAGE          docker image\n"
 	"  --compat strict|best-effort  refuse, or warn and run, when the kernel\n"
 	"                         cannot enforce part of the policy (default: strict)\n"

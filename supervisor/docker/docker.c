@@ -36,9 +36,12 @@
 
 #include <jansson.h>
 
+#include "corral-config.h"
+
 #include "landlock/landlock.h"
 #include "policy/policy.h"
 #include "supervisor/docker/docker.h"
+#include "supervisor/exec/result.h"
 #include "supervisor/exec/sandbox.h"
 
 #define DEFAULT_SOCK "/var/run/docker.sock"
@@ -62,6 +65,8 @@ struct corral_docker {
 struct docker_run {
 	const struct corral_docker *d;
 	char name[32];
+	char dir[96], sock[108]; /* the status socket's directory and path (sun_path: 108 bytes) */
+	int status_fd;
 	bool deadline;
 	bool maybe_uncreated; /* the kill found no container: a create may still be in flight */
 };
@@ -367,13 +372,28 @@ struct kv {
 	const char *name, *value;
 };
 
-static int build_env(const struct corral_policy *p, const struct corral_docker_host *h, struct strv *opts,
-		     struct strv *cenv, struct corral_error *err)
+/* The client's own variables (where its daemon is, its config), from corral's environment. */
+static int client_base_env(char *const *environ_, struct strv *cenv)
 {
 	static const char *const client_keep[] = {
 		"PATH", "HOME", "DOCKER_HOST", "DOCKER_CONFIG", "DOCKER_CONTEXT", "DOCKER_CERT_PATH",
 		"DOCKER_TLS_VERIFY", "DOCKER_API_VERSION", "XDG_RUNTIME_DIR",
 	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(client_keep); i++) {
+		const char *v = env_get(environ_, client_keep[i]);
+		if (!v && strcmp(client_keep[i], "PATH") == 0)
+			v = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+		if (v && strv_addf(cenv, "%s=%s", client_keep[i], v) < 0)
+			return -ENOMEM;
+	}
+	/* The client's "What's next" hints would otherwise land in the command's stdout. */
+	return strv_add(cenv, "DOCKER_CLI_HINTS=false");
+}
+
+static int build_env(const struct corral_policy *p, const struct corral_docker_host *h, struct strv *opts,
+		     struct strv *cenv, struct corral_error *err)
+{
 	size_t cap = 2 + p->env.pass.n + p->env.n_set, n = 0;
 	_cleanup_free_ struct kv *vars = calloc(cap ? cap : 1, sizeof(*vars));
 
@@ -397,15 +417,7 @@ static int build_env(const struct corral_policy *p, const struct corral_docker_h
 		vars[n++] = (struct kv){ p->env.set[i].name, p->env.set[i].value };
 	}
 
-	for (size_t i = 0; i < ARRAY_SIZE(client_keep); i++) {
-		const char *v = env_get(h->environ, client_keep[i]);
-		if (!v && strcmp(client_keep[i], "PATH") == 0)
-			v = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-		if (v && strv_addf(cenv, "%s=%s", client_keep[i], v) < 0)
-			return -ENOMEM;
-	}
-	/* The client's "What's next" hints would otherwise land in the command's stdout. */
-	if (strv_add(cenv, "DOCKER_CLI_HINTS=false") < 0)
+	if (client_base_env(h->environ, cenv) < 0)
 		return -ENOMEM;
 
 	/*
@@ -500,6 +512,10 @@ int corral_docker_plan(const struct corral_policy *p, const char *root_abs, cons
 				  p->docker.image ? p->docker.image : "");
 	if (!root_abs || root_abs[0] != '/')
 		return corral_err(err, CORRAL_E_POLICY, EINVAL, "root: the docker provider needs an absolute root");
+	if (!h->helper || h->helper[0] != '/')
+		return corral_err(err, CORRAL_E_PROVIDER, ENOENT,
+				  "docker provider: its exec helper " CORRAL_DOCKER_HELPER_NAME
+				  " was not found next to corral or in " CORRAL_LIBEXECDIR "; install corral completely");
 	/*
 	 * Memory: docker has no RLIMIT_AS (`--ulimit as` is refused), so the
 	 * container's memory cgroup carries the tighter of docker.memory and
@@ -575,7 +591,8 @@ int corral_docker_plan(const struct corral_policy *p, const char *root_abs, cons
 	    strv_addf(o, "/tmp:rw,exec,nosuid,nodev,size=%llu,mode=1777",
 		      (unsigned long long)(mem ? mem : 64ull << 20)) < 0)
 		goto oom;
-	if (add_mount(o, root_abs, CORRAL_DOCKER_WORKDIR, false) < 0)
+	if (add_mount(o, root_abs, CORRAL_DOCKER_WORKDIR, false) < 0 ||
+	    add_mount(o, h->helper, CORRAL_DOCKER_HELPER, true) < 0)
 		goto oom;
 	for (size_t i = 0; i < p->fs.read_write.n; i++)
 		if (add_mount(o, p->fs.read_write.v[i], p->fs.read_write.v[i], false) < 0)
@@ -634,7 +651,7 @@ char *const *corral_docker_client_env(const struct corral_docker *d)
 }
 
 int corral_docker_argv(const struct corral_docker *d, const struct corral_exec_opts *opts, const char *name,
-		       char ***out, struct corral_error *err)
+		       const char *status_sock, char ***out, struct corral_error *err)
 {
 	struct strv a = {};
 	/* As the engine: stdin bytes, else the caller's stdin when passed through (with --json too). */
@@ -646,9 +663,14 @@ int corral_docker_argv(const struct corral_docker *d, const struct corral_exec_o
 	    strv_add(&a, "--name") < 0 || strv_add(&a, name) < 0 || (in && strv_add(&a, "-i") < 0) ||
 	    strv_add(&a, "--label") < 0 || strv_addf(&a, "io.corral.pid=%d", (int)getpid()) < 0)
 		goto oom;
+	if (status_sock && add_mount(&a, status_sock, CORRAL_DOCKER_STATUS, false) < 0)
+		goto oom;
 	for (size_t i = 0; i < d->opts.n; i++)
 		if (strv_add(&a, d->opts.v[i]) < 0)
 			goto oom;
+	/* tini runs the helper, the helper the command (exec-helper.c) */
+	if (strv_add(&a, CORRAL_DOCKER_HELPER) < 0)
+		goto oom;
 	if (opts->shell) {
 		if (strv_add(&a, "/bin/sh") < 0 || strv_add(&a, "-c") < 0 || strv_add(&a, opts->shell) < 0)
 			goto oom;
@@ -666,27 +688,39 @@ oom:
 
 /* ------------------------------------------------------------ result */
 
-/*
- * Replace the line starting at |line| (up to and including its '\n') of a
- * captured buffer with |with|.
- */
-static int replace_line(char **buf, size_t *len, char *line, const char *with)
+void corral_docker_status_parse(const char *buf, size_t len, struct corral_docker_status *st)
 {
-	size_t off = (size_t)(line - *buf), wl = strlen(with);
-	char *end = memchr(line, '\n', *len - off);
-	size_t cut = end ? (size_t)(end + 1 - line) : *len - off;
-	char *nb = malloc(*len - cut + wl + 1);
+	char line[300];
 
-	if (!nb)
-		return -ENOMEM;
-	memcpy(nb, *buf, off);
-	memcpy(nb + off, with, wl);
-	memcpy(nb + off + wl, line + cut, *len - off - cut);
-	*len = *len - cut + wl;
-	nb[*len] = '\0';
-	free(*buf);
-	*buf = nb;
-	return 0;
+	st->exec_errno = 0;
+	st->has_interp = false;
+	st->interp[0] = '\0';
+	for (size_t off = 0; off < len;) {
+		const char *nl = memchr(buf + off, '\n', len - off);
+		size_t l = nl ? (size_t)(nl - (buf + off)) : len - off;
+
+		if (l < sizeof(line)) {
+			memcpy(line, buf + off, l);
+			line[l] = '\0';
+			if (line[0] == 'E' && line[1] == ' ') {
+				char *end;
+				long e = strtol(line + 2, &end, 10);
+
+				if (end != line + 2 && !*end && e > 0 && e < 4096)
+					st->exec_errno = (int)e;
+			} else if (line[0] == 'I' && line[1] == ' ') {
+				size_t il = strnlen(line + 2, sizeof(st->interp) - 1);
+
+				st->has_interp = true;
+				memcpy(st->interp, line + 2, il);
+				st->interp[il] = '\0';
+			}
+		}
+		off += l + 1;
+	}
+	/* A report without an errno is no exec failure: the command ran. */
+	if (!st->exec_errno)
+		st->has_interp = false;
 }
 
 static char *find_line(char *buf, size_t len, const char *prefix)
@@ -703,47 +737,65 @@ static char *find_line(char *buf, size_t len, const char *prefix)
 	return NULL;
 }
 
-/* As the engine reports a local exec failure: status 126/127, exec_errno, and its one stderr line. */
-static int exec_failed(struct corral_result *res, char *line, const char *cmd, struct corral_error *err)
+/* As the engine reports a local exec failure: exec_errno, exec_interp, 126/127 and its one stderr line. */
+static int exec_failed(struct corral_result *res, bool captured, const char *cmd,
+		       const struct corral_docker_status *st, struct corral_error *err)
 {
-	char msg[512];
-	int e = res->exit_status == 127 ? ENOENT : EACCES;
+	char msg[600];
+	int n;
 
-	snprintf(msg, sizeof(msg), "corral: %s: %s\n", cmd, e == ENOENT ? "command not found" : corral_strerror(e));
-	if (replace_line(&res->stderr_buf, &res->stderr_len, line, msg) < 0)
+	res->exec_errno = st->exec_errno;
+	if (st->has_interp && !(res->exec_interp = strdup(st->interp)))
 		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
-	res->exec_errno = e;
+	res->exit_status = st->exec_errno == ENOENT && !res->exec_interp ? 127 : 126;
+	if (!captured)
+		return 0;
+	/* The command never ran: what the client wrote (its warnings) stays, the line follows. */
+	n = corral_exec_error_line(res, cmd, msg, sizeof(msg));
+	if (n > 0) {
+		size_t l = (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1;
+		char *nb = realloc(res->stderr_buf, res->stderr_len + l + 1);
+
+		if (!nb)
+			return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+		memcpy(nb + res->stderr_len, msg, l);
+		res->stderr_len += l;
+		nb[res->stderr_len] = '\0';
+		res->stderr_buf = nb;
+	}
 	return 0;
 }
 
-int corral_docker_map_result(struct corral_result *res, bool captured, const char *cmd, bool started,
-			     struct corral_error *err)
+int corral_docker_map_result(struct corral_result *res, bool captured, const char *cmd,
+			     const struct corral_docker_status *st, struct corral_error *err)
 {
 	int s = res->exit_status;
-	char *l;
 
 	res->provider = "docker";
 	if (!res->exited || res->timed_out)
 		return 0;
-	if (captured && res->stderr_buf && (s == 125 || s == 126 || s == 127)) {
-		/* docker run's own failures print "docker: ..." and exit 125 (daemon), 126, 127 (runc exec). */
-		l = find_line(res->stderr_buf, res->stderr_len, "docker: ");
-		if (l && s == 125 && started)
-			l = NULL; /* the command's own line and status */
-		if (l && s == 125) {
-			size_t n = strcspn(l + 8, "\n");
-			if (n > 400)
-				n = 400;
-			return corral_err(err, CORRAL_E_PROVIDER, EIO, "docker run failed: %.*s", (int)n, l + 8);
-		}
-		/* or tini (--init) could not exec the command: "[FATAL tini (7)] exec X failed: ..." */
-		if (!l) {
-			l = find_line(res->stderr_buf, res->stderr_len, "[FATAL tini (");
-			if (l && !memmem(l, strcspn(l, "\n"), ")] exec ", 8))
-				l = NULL;
-		}
-		if (l && s != 125)
-			return exec_failed(res, l, cmd, err);
+	if (st->started && st->exec_errno)
+		return exec_failed(res, captured, cmd, st, err);
+	if (!st->started) {
+		/*
+		 * The helper never ran, so neither did the command: whatever
+		 * the client printed is docker's own (its "docker: " line for
+		 * 125, tini's when it could not start the helper).
+		 */
+		const char *l = captured && res->stderr_buf ? find_line(res->stderr_buf, res->stderr_len, "docker: ")
+							    : NULL;
+		size_t n;
+
+		if (!l && captured && res->stderr_buf)
+			l = res->stderr_buf;
+		if (l && !strncmp(l, "docker: ", 8))
+			l += 8;
+		n = l ? strcspn(l, "\n") : 0;
+		if (n > 400)
+			n = 400;
+		return corral_err(err, CORRAL_E_PROVIDER, EIO,
+				  "docker provider: the container did not run the command (docker exited %d)%s%.*s", s,
+				  n ? ": " : captured ? "" : "; docker's message is above", (int)n, l ? l : "");
 	}
 	/*
 	 * tini exits 128+N when the command died of signal N; docker reports
@@ -1196,11 +1248,33 @@ static int check_kernel(const struct corral_policy *p, struct corral_error *err)
 	return 0;
 }
 
+/*
+ * The exec helper: next to the running program (corral in its build tree
+ * or installed beside it), else where `meson install` put it.
+ */
+char *corral_docker_find_helper(void)
+{
+	char self[PATH_MAX], *slash, *path = NULL;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n > 0) {
+		self[n] = '\0';
+		slash = strrchr(self, '/');
+		if (slash && asprintf(&path, "%.*s/" CORRAL_DOCKER_HELPER_NAME, (int)(slash - self), self) > 0 &&
+		    access(path, X_OK) == 0)
+			return path;
+		free(path);
+	}
+	if (access(CORRAL_LIBEXECDIR "/" CORRAL_DOCKER_HELPER_NAME, X_OK) == 0)
+		return strdup(CORRAL_LIBEXECDIR "/" CORRAL_DOCKER_HELPER_NAME);
+	return NULL;
+}
+
 int corral_docker_prepare(const struct corral_policy *p, const char *root_abs, struct corral_docker **out,
 			  struct corral_error *err)
 {
 	extern char **environ;
-	_cleanup_free_ char *client = NULL;
+	_cleanup_free_ char *client = NULL, *helper = NULL;
 	struct corral_docker_host h = { .environ = environ };
 	struct corral_docker *d = NULL;
 	int r;
@@ -1211,6 +1285,7 @@ int corral_docker_prepare(const struct corral_policy *p, const char *root_abs, s
 	if (r < 0)
 		return corral_err(err, CORRAL_E_PROVIDER, ENOENT, "docker provider: no docker client on PATH");
 	h.client = client;
+	h.helper = helper = corral_docker_find_helper();
 	h.sock = corral_docker_daemon_socket(environ);
 	/* A root holding /etc or /home would be bind-mounted writable: refused as for local. */
 	r = corral_policy_check_paths(p, err);
@@ -1234,6 +1309,49 @@ int corral_docker_prepare(const struct corral_policy *p, const char *root_abs, s
 	}
 	*out = d;
 	return 0;
+}
+
+/*
+ * Can the docker provider run here, as far as the environment goes: a
+ * client on PATH, the exec helper, a daemon that answers, the policy's
+ * image present (or pull allowed)? The reason in |err| when not, naming
+ * what to change. Policy refusals (paths, limits) are run's to give.
+ */
+int corral_docker_usable(const struct corral_policy *p, struct corral_error *err)
+{
+	extern char **environ;
+	_cleanup_free_ char *helper = NULL;
+	struct corral_docker d = {};
+	const char *sock;
+	int r;
+
+	r = find_client(environ, &d.client);
+	if (r == -ENOMEM)
+		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+	if (r < 0)
+		return corral_err(err, CORRAL_E_PROVIDER, ENOENT,
+				  "docker provider: no docker client on PATH (install it or add its directory to "
+				  "PATH; --provider local needs none)");
+	helper = corral_docker_find_helper();
+	if (!helper)
+		r = corral_err(err, CORRAL_E_PROVIDER, ENOENT,
+			       "docker provider: its exec helper " CORRAL_DOCKER_HELPER_NAME
+			       " was not found next to corral or in " CORRAL_LIBEXECDIR "; install corral completely");
+	else if (!valid_image(p->docker.image))
+		r = corral_err(err, CORRAL_E_POLICY, EINVAL,
+			       p->docker.image && *p->docker.image ? "docker.image: '%s' is not an image reference"
+								   : "docker.image: no image given%s (set docker.image or --image)",
+			       p->docker.image ? p->docker.image : "");
+	else if ((sock = corral_docker_daemon_socket(environ)) && !(d.sock = strdup(sock)))
+		r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+	else if (client_base_env(environ, &d.cenv) < 0)
+		r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+	else
+		r = check_daemon(&d, p->docker.image, p->docker.pull, err);
+	free(d.client);
+	free(d.sock);
+	strv_clear(&d.cenv);
+	return r;
 }
 
 void corral_docker_free(struct corral_docker *d)
@@ -1316,27 +1434,81 @@ static void remove_container(const struct docker_run *run)
 }
 
 /*
- * Did the daemon start this run's container? Its event log says (a "start"
- * event for the name since |since|), asked only when docker run exited 125:
- * the client's own failures and a command's own "exit 125" look the same
- * on the client's side. False when it cannot be asked (no API socket).
+ * The run's status socket (exec-helper.c): a listening Unix socket in a
+ * fresh 0700 directory of the host's, only its mount reaching the
+ * container. The helper's connection is the first queued one; the
+ * command, started after it, can connect too but never write into it.
  */
-static bool container_started(const struct docker_run *run, time_t since)
+static int status_open(struct docker_run *run, struct corral_error *err)
 {
-	char path[512], body[4096];
-	struct timespec now;
-	int s;
+	const char *base = getenv("XDG_RUNTIME_DIR");
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
 
-	if (!run->d->sock)
-		return false;
-	clock_gettime(CLOCK_REALTIME, &now);
-	/* until = now, to the nanosecond: a later one makes the daemon wait for it. */
-	snprintf(path, sizeof(path),
-		 "/events?since=%lld&until=%lld.%09ld&filters=%%7B%%22container%%22%%3A%%5B%%22%s%%22%%5D%%2C"
-		 "%%22event%%22%%3A%%5B%%22start%%22%%5D%%7D",
-		 (long long)since - 1, (long long)now.tv_sec, now.tv_nsec, run->name);
-	s = api_request(run->d->sock, "GET", path, body, sizeof(body));
-	return s == 200 && strstr(body, "\"start\"") != NULL;
+	if (!base || base[0] != '/' || strlen(base) > 64 || access(base, W_OK | X_OK) < 0)
+		base = "/tmp";
+	snprintf(run->dir, sizeof(run->dir), "%s/corral-docker.XXXXXX", base);
+	if (!mkdtemp(run->dir)) {
+		run->dir[0] = '\0';
+		return corral_err(err, CORRAL_E_SETUP, errno, "docker provider: status directory in %s: %s", base,
+				  corral_strerror(errno));
+	}
+	snprintf(run->sock, sizeof(run->sock), "%s/status", run->dir);
+	memcpy(sa.sun_path, run->sock, strlen(run->sock) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    /* whoever the container runs as connects; the 0700 directory keeps everyone else out */
+	    chmod(run->sock, 0777) < 0 || listen(fd, 8) < 0) {
+		int e = errno;
+
+		safe_close(fd);
+		return corral_err(err, CORRAL_E_SETUP, e, "docker provider: status socket %s: %s", run->sock,
+				  corral_strerror(e));
+	}
+	run->status_fd = fd;
+	return 0;
+}
+
+/* What the helper reported: its connection is the first queued one, or there is none. */
+static void status_read(struct docker_run *run, struct corral_docker_status *st)
+{
+	_cleanup_close_ int c = -1;
+	char buf[512];
+	size_t got = 0;
+	long long end = now_ms() + 1000;
+
+	memset(st, 0, sizeof(*st));
+	if (run->status_fd < 0)
+		return;
+	c = accept4(run->status_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (c < 0)
+		return;
+	st->started = true;
+	/* The container has exited, so the helper's end is closed: EOF comes at once. */
+	while (got < sizeof(buf)) {
+		struct pollfd pf = { .fd = c, .events = POLLIN };
+		long long left = end - now_ms();
+		ssize_t n;
+
+		if (left <= 0 || poll(&pf, 1, (int)left) <= 0)
+			break;
+		n = read(c, buf + got, sizeof(buf) - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	corral_docker_status_parse(buf, got, st);
+}
+
+static void status_close(struct docker_run *run)
+{
+	run->status_fd = safe_close(run->status_fd);
+	if (run->sock[0])
+		(void)unlink(run->sock);
+	if (run->dir[0])
+		(void)rmdir(run->dir);
 }
 
 static void docker_on_finish(void *arg)
@@ -1359,9 +1531,10 @@ struct guardian {
 	int fd; /* write end: one byte means "done", EOF means corral died */
 };
 
-static void guardian_body(int rfd, const struct corral_docker *d, const char *req, size_t req_len,
+static void guardian_body(int rfd, const struct docker_run *run, const char *req, size_t req_len,
 			  const struct sockaddr_un *sa, char *const *rm_argv)
 {
+	const struct corral_docker *d = run->d;
 	struct sigaction ign = { .sa_handler = SIG_IGN };
 	char c;
 	ssize_t n;
@@ -1386,6 +1559,8 @@ static void guardian_body(int rfd, const struct corral_docker *d, const char *re
 	if (n == 1)
 		_exit(0);
 
+	(void)unlink(run->sock);
+	(void)rmdir(run->dir);
 	if (!d->sock) {
 		execve(d->client, rm_argv, d->cenv.v);
 		_exit(1);
@@ -1436,7 +1611,7 @@ static void guardian_start(const struct docker_run *run, struct guardian *g)
 		return;
 	g->pid = fork();
 	if (g->pid == 0)
-		guardian_body(p[0], run->d, req, (size_t)n, &sa, rm_argv);
+		guardian_body(p[0], run, req, (size_t)n, &sa, rm_argv);
 	safe_close(p[0]);
 	if (g->pid < 0) {
 		safe_close(p[1]);
@@ -1459,20 +1634,23 @@ static void guardian_stop(struct guardian *g)
 int corral_docker_exec(struct corral_docker *d, const struct corral_exec_opts *opts, struct corral_result *res,
 		       struct corral_error *err)
 {
-	struct docker_run run = { .d = d, .maybe_uncreated = true };
-	time_t t_start;
+	struct docker_run run = { .d = d, .maybe_uncreated = true, .status_fd = -1 };
+	struct corral_docker_status st;
 	char **argv = NULL;
 	uint8_t rnd[8];
 	int r;
 
 	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
 		return corral_err(err, CORRAL_E_SETUP, errno, "docker provider: getrandom: %s", corral_strerror(errno));
-	t_start = time(NULL);
 	snprintf(run.name, sizeof(run.name), "corral-%02x%02x%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1], rnd[2],
 		 rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
-	r = corral_docker_argv(d, opts, run.name, &argv, err);
-	if (r < 0)
+	r = status_open(&run, err);
+	if (r == 0)
+		r = corral_docker_argv(d, opts, run.name, run.sock, &argv, err);
+	if (r < 0) {
+		status_close(&run);
 		return r;
+	}
 
 	struct corral_spawn sp = {
 		.argv = argv,
@@ -1493,6 +1671,10 @@ int corral_docker_exec(struct corral_docker *d, const struct corral_exec_opts *o
 	if (!run.deadline && (r < 0 || (!res->exited && !res->exec_errno)))
 		remove_container(&run);
 	guardian_stop(&g);
+	memset(&st, 0, sizeof(st));
+	if (r >= 0 && res->exited && !res->timed_out)
+		status_read(&run, &st);
+	status_close(&run);
 	if (r < 0)
 		return r;
 	if (res->exec_errno) {
@@ -1501,10 +1683,7 @@ int corral_docker_exec(struct corral_docker *d, const struct corral_exec_opts *o
 		return corral_err(err, CORRAL_E_PROVIDER, e, "docker provider: cannot execute %s: %s", d->client,
 				  corral_strerror(e));
 	}
-	r = corral_docker_map_result(res, opts->capture, opts->shell ? "/bin/sh" : opts->argv[0],
-				     res->exited && res->exit_status == 125 && opts->capture &&
-					     container_started(&run, t_start),
-				     err);
+	r = corral_docker_map_result(res, opts->capture, opts->shell ? "/bin/sh" : opts->argv[0], &st, err);
 	if (r < 0)
 		corral_result_clear(res);
 	return r;

@@ -19,6 +19,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "supervisor/docker/docker.h"
 #include "supervisor/exec/engine.h"
 #include "supervisor/exec/sandbox.h"
 
@@ -314,6 +315,13 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 		r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
 		goto fail;
 	}
+	if (sb->policy->provider == CORRAL_PROVIDER_AUTO) {
+		/* The strongest that works here (docs/providers.md): docker when usable, else local. */
+		struct corral_error derr = {};
+
+		sb->policy->provider = corral_docker_usable(sb->policy, &derr) == 0 ? CORRAL_PROVIDER_DOCKER
+										    : CORRAL_PROVIDER_LOCAL;
+	}
 	sb->provider = sb->policy->provider;
 
 	root = sb->policy->root;
@@ -472,6 +480,11 @@ _public_ void corral_sandbox_free(struct corral_sandbox *sb)
 	free(sb->root);
 	corral_policy_free(sb->policy);
 	free(sb);
+}
+
+_public_ int corral_sandbox_provider(const struct corral_sandbox *sb)
+{
+	return sb->provider;
 }
 
 _public_ size_t corral_sandbox_dropped(const struct corral_sandbox *sb, const char *const **lines)

@@ -90,7 +90,7 @@ int corral_docker_map_result(struct corral_result *res, bool captured, const cha
  */
 const char *corral_docker_daemon_socket(char *const *environ_);
 
-/* The identity for the container (DESIGN.md --user rules, see docker.c). */
+/* The identity for the container (DESIGN.md --user rules, see identity.c). */
 int corral_docker_identity(const struct corral_policy *p, const char *root_abs, uid_t *uid,
 			   gid_t *gid, struct corral_error *err);
 

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "policy/policy.h"
-#include "supervisor/docker/docker.h"
+#include "supervisor/docker/docker-private.h"
 
 /* Under $TMPDIR when set, so the suite also runs inside corral (TMPDIR is its private tmp). */
 static char tmpdir[200];
@@ -438,6 +438,59 @@ static void test_map_result(void **state)
 	}
 }
 
+/* A limit the kernel cannot enforce: strict refuses naming the key; best-effort runs and says so. */
+static void test_kernel_gaps(void **state)
+{
+	static const struct {
+		int compat;
+		bool have_mem, have_pids, have_cpu;
+		int rc;
+		const char *want; /* the refusal, or the first warning */
+		size_t n_warnings;
+	} cases[] = {
+		{ CORRAL_COMPAT_STRICT, true, true, true, 0, NULL, 0 },
+		{ CORRAL_COMPAT_BEST_EFFORT, true, true, true, 0, NULL, 0 },
+		{ CORRAL_COMPAT_STRICT, true, false, true, -EOPNOTSUPP,
+		  "docker.pids: this kernel has no pids cgroup, docker would discard the limit", 0 },
+		{ CORRAL_COMPAT_BEST_EFFORT, true, false, true, 0,
+		  "docker.pids: this kernel has no pids cgroup, so docker ran the container without that limit", 1 },
+		{ CORRAL_COMPAT_BEST_EFFORT, false, false, false, 0, "docker.memory: this kernel has no memory cgroup", 3 },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct corral_policy p;
+		struct dk_strv w = {};
+		struct corral_error err = {};
+		const bool have[3] = { cases[i].have_mem, cases[i].have_pids, cases[i].have_cpu };
+		int rc;
+
+		base_policy(&p);
+		p.compat = cases[i].compat;
+		rc = corral_docker_kernel_gaps(&p, have, &w, &err);
+		assert_int_equal(rc, cases[i].rc);
+		assert_int_equal(w.n, cases[i].n_warnings);
+		if (rc < 0) {
+			assert_int_equal(err.code, CORRAL_E_UNENFORCEABLE);
+			assert_non_null(strstr(err.message, cases[i].want));
+		} else if (cases[i].want) {
+			assert_non_null(strstr(w.v[0], cases[i].want));
+		}
+		dk_strv_clear(&w);
+	}
+	{
+		/* a limit not asked for is no gap */
+		struct corral_policy p;
+		struct dk_strv w = {};
+		const bool none[3] = { false, false, false };
+
+		base_policy(&p);
+		p.docker.memory = p.limits.memory = 0;
+		p.docker.pids = p.limits.processes = 0;
+		p.docker.cpus = 0;
+		assert_int_equal(corral_docker_kernel_gaps(&p, none, &w, NULL), 0);
+		assert_int_equal(w.n, 0);
+	}
+}
+
 static void test_identity(void **state)
 {
 	struct corral_policy p;
@@ -492,7 +545,7 @@ int main(void)
 		cmocka_unit_test(test_argv_defaults), cmocka_unit_test(test_client_env),
 		cmocka_unit_test(test_argv_variants), cmocka_unit_test(test_extra_paths),
 		cmocka_unit_test(test_refusals),      cmocka_unit_test(test_map_result),
-		cmocka_unit_test(test_identity),      cmocka_unit_test(test_planted_symlink),
+		cmocka_unit_test(test_identity),      cmocka_unit_test(test_kernel_gaps),      cmocka_unit_test(test_planted_symlink),
 	};
 	int r;
 

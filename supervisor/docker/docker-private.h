@@ -26,6 +26,10 @@
 #define REMOVE_RETRY_MS 1500
 #define REMOVE_WAIT_MS 10000
 
+/* The same words from run (prepare) and probe (usable). */
+#define DK_NO_CLIENT \
+	"docker provider: no docker client on PATH (install it or add its directory to PATH; --provider local needs none)"
+
 struct dk_strv {
 	char **v;
 	size_t n, cap;

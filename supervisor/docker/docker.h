@@ -113,6 +113,9 @@ void corral_docker_strv_free(char **v);
  */
 int corral_docker_usable(const struct corral_policy *p, struct corral_error *err);
 
+/* Append one line to |res|'s warnings (the docker provider's, and provider auto's choice of local). */
+int corral_docker_add_warning(struct corral_result *res, const char *line, struct corral_error *err);
+
 /* The exec helper's host path (malloc'd), or NULL when it is not installed. */
 char *corral_docker_find_helper(void);
 

@@ -72,7 +72,7 @@ int corral_docker_prepare(const struct corral_policy *p, const char *root_abs, s
 	if (r == -ENOMEM)
 		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
 	if (r < 0)
-		return corral_err(err, CORRAL_E_PROVIDER, ENOENT, "docker provider: no docker client on PATH");
+		return corral_err(err, CORRAL_E_PROVIDER, ENOENT, DK_NO_CLIENT);
 	h.client = client;
 	h.helper = helper = corral_docker_find_helper();
 	h.sock = corral_docker_daemon_socket(environ);
@@ -120,9 +120,7 @@ int corral_docker_usable(const struct corral_policy *p, struct corral_error *err
 	if (r == -ENOMEM)
 		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
 	if (r < 0)
-		return corral_err(err, CORRAL_E_PROVIDER, ENOENT,
-				  "docker provider: no docker client on PATH (install it or add its directory to "
-				  "PATH; --provider local needs none)");
+		return corral_err(err, CORRAL_E_PROVIDER, ENOENT, DK_NO_CLIENT);
 	helper = corral_docker_find_helper();
 	if (!helper)
 		r = corral_err(err, CORRAL_E_PROVIDER, ENOENT,
@@ -297,22 +295,28 @@ static void docker_on_finish(void *arg)
 		remove_container(run);
 }
 
-/* What this sandbox runs without (best-effort), appended to the result's warnings. */
-static int add_warnings(struct corral_result *res, const struct dk_strv *w, struct corral_error *err)
+int corral_docker_add_warning(struct corral_result *res, const char *line, struct corral_error *err)
 {
-	char **v;
+	char **v = realloc(res->warnings, (res->n_warnings + 1) * sizeof(*v));
 
-	if (!w->n)
-		return 0;
-	v = realloc(res->warnings, (res->n_warnings + w->n) * sizeof(*v));
 	if (!v)
 		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
 	res->warnings = v;
+	v[res->n_warnings] = strdup(line);
+	if (!v[res->n_warnings])
+		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+	res->n_warnings++;
+	return 0;
+}
+
+/* What this sandbox runs without (best-effort), appended to the result's warnings. */
+static int add_warnings(struct corral_result *res, const struct dk_strv *w, struct corral_error *err)
+{
 	for (size_t i = 0; i < w->n; i++) {
-		v[res->n_warnings] = strdup(w->v[i]);
-		if (!v[res->n_warnings])
-			return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
-		res->n_warnings++;
+		int r = corral_docker_add_warning(res, w->v[i], err);
+
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }

@@ -321,6 +321,12 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 
 		sb->policy->provider = corral_docker_usable(sb->policy, &derr) == 0 ? CORRAL_PROVIDER_DOCKER
 										    : CORRAL_PROVIDER_LOCAL;
+		if (sb->policy->provider == CORRAL_PROVIDER_LOCAL &&
+		    asprintf(&sb->auto_why, "provider auto ran this with the local provider: %s", derr.message) < 0) {
+			sb->auto_why = NULL;
+			r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+			goto fail;
+		}
 	}
 	sb->provider = sb->policy->provider;
 
@@ -478,6 +484,7 @@ _public_ void corral_sandbox_free(struct corral_sandbox *sb)
 	corral_cgroup_parents_clear(&sb->cg);
 	safe_close(sb->root_fd);
 	free(sb->root);
+	free(sb->auto_why);
 	corral_policy_free(sb->policy);
 	free(sb);
 }
@@ -703,5 +710,7 @@ out:
 	run_clear(sb, &run);
 	free(envp);
 	free(tmpdir);
+	if (r == 0 && sb->auto_why)
+		r = corral_docker_add_warning(res, sb->auto_why, err);
 	return r;
 }

@@ -234,6 +234,14 @@ if [[ " ${skipped_cols[*]} " != *" docker "* ]]; then
 	t real_noexec 0 --json -- ./noexec.sh
 	python3 -c 'import json,sys; r=json.loads(sys.argv[1]); assert r["exit_status"] == 126 and r["stderr"] == "corral: ./noexec.sh: Permission denied\n", r' "$out" ||
 		fail "json: $out"
+	# docker's own failure (the helper never connected): corral's 125 quoting docker, with and
+	# without --json (a pull from a registry that refuses at once: nothing leaves the host)
+	printf '{"docker": {"pull": true}}' >"$work/pull.json"
+	t docker_failure 125 --json --policy "$work/pull.json" --image localhost:1/corral-no-such-image:1 -- true
+	python3 -c 'import json,sys; e=json.loads(sys.argv[1])["error"]; assert e["code"] == "provider" and "the container did not run the command (docker exited 125): Error response from daemon" in e["message"], e' "$out" ||
+		fail "json: $out"
+	t docker_failure_plain 125 --policy "$work/pull.json" --image localhost:1/corral-no-such-image:1 -- true
+	[[ "$err" == *"corral: docker provider: the container did not run the command (docker exited 125); docker's message is above" ]] || fail "stderr: $err"
 	# the same through the docker client (a non-default context): kill/rm by `docker`, not the socket
 	dcfg=$work/docker-config
 	host=${DOCKER_HOST:-unix:///var/run/docker.sock}
@@ -349,11 +357,12 @@ if [[ " ${skipped_cols[*]} " != *" docker "* ]]; then
 	[ "$got" = "local True None" ] || fail "probe auto without a client: $got"
 	got=$(pv "$CORRAL" probe --json --provider auto --image corral-no-such-image:1)
 	[ "$got" = "local True None" ] || fail "probe auto without the image: $got"
-	runp() { (cd "$droot" && "$@" | python3 -c 'import json,sys; v=json.load(sys.stdin); print(v["provider"], v["exit_status"], v["stdout"].strip())'); }
+	runp() { (cd "$droot" && "$@" | python3 -c 'import json,sys; v=json.load(sys.stdin); print(v["provider"], v["exit_status"], v["stdout"].strip(), json.dumps(v["warnings"]))'); }
 	got=$(runp "$CORRAL" run --json --provider auto --image "$IMAGE" -- pwd)
-	[ "$got" = "docker 0 /workspace" ] || fail "run auto: $got"
+	[ "$got" = "docker 0 /workspace []" ] || fail "run auto: $got"
 	got=$(runp "$CORRAL" run --json --provider auto --image corral-no-such-image:1 -- echo hi)
-	[ "$got" = "local 0 hi" ] || fail "run auto without the image: $got"
+	[[ "$got" == "local 0 hi [\"provider auto ran this with the local provider: image 'corral-no-such-image:1' is not present locally"* ]] ||
+		fail "run auto without the image: $got"
 	printf '{"provider": "auto"}' >"$work/auto.json"
 	a=$("$CORRAL" policy show --root "$droot" --policy "$work/auto.json"); printf '%s' "$a" >"$work/auto-shown.json"
 	b=$("$CORRAL" policy show --root "$droot" --policy "$work/auto-shown.json")

@@ -299,7 +299,8 @@ int dk_check_daemon(const struct corral_docker *d, const char *image, bool pull,
  * Docker discards a limit the kernel cannot enforce with only a warning on
  * the client's stderr ("PIDs limit discarded"). With the daemon on a local
  * socket it shares this kernel, so look for the cgroup controllers first:
- * under compat strict a missing one is a refusal naming the key.
+ * under compat strict a missing one is a refusal naming the key, under
+ * best-effort a warning in every result (corral_docker_kernel_gaps).
  */
 static bool cgroup_has(const char *v1_file, const char *v2_controller)
 {

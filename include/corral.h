@@ -128,7 +128,8 @@ struct corral_policy *corral_policy_dup(const struct corral_policy *p);
 void corral_policy_free(struct corral_policy *p);
 
 /* Accessors for callers that need to branch on a policy's values. */
-enum corral_provider { CORRAL_PROVIDER_LOCAL = 0, CORRAL_PROVIDER_DOCKER = 1 };
+/* AUTO: corral_sandbox_new picks docker where it is usable, else local (docs/providers.md). */
+enum corral_provider { CORRAL_PROVIDER_LOCAL = 0, CORRAL_PROVIDER_DOCKER = 1, CORRAL_PROVIDER_AUTO = 2 };
 enum corral_network { CORRAL_NET_NONE = 0, CORRAL_NET_LOOPBACK = 1, CORRAL_NET_HOST = 2 };
 enum corral_compat { CORRAL_COMPAT_STRICT = 0, CORRAL_COMPAT_BEST_EFFORT = 1 };
 
@@ -202,6 +203,8 @@ size_t corral_sandbox_dropped(const struct corral_sandbox *sb, const char *const
  * "/bin/sh" is returned). Valid while |sb| lives.
  */
 const char *corral_sandbox_shell(const struct corral_sandbox *sb);
+/* The provider |sb| runs commands with: LOCAL or DOCKER (what AUTO chose). */
+int corral_sandbox_provider(const struct corral_sandbox *sb);
 
 /* Per-call options. Initialise with CORRAL_EXEC_OPTS(...) or zero + sz. */
 struct corral_exec_opts {

@@ -9,6 +9,7 @@
 const struct corral_enum_name corral_provider_names[] = {
 	{ "local", CORRAL_PROVIDER_LOCAL },
 	{ "docker", CORRAL_PROVIDER_DOCKER },
+	{ "auto", CORRAL_PROVIDER_AUTO },
 	{},
 };
 const struct corral_enum_name corral_network_names[] = {

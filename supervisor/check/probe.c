@@ -329,6 +329,10 @@ _public_ int corral_probe(const struct corral_policy *p, char **json_out, struct
 		goto out;
 	}
 	p = work;
+	/* The choice corral_sandbox_new makes, reported as "provider". */
+	if (p->provider == CORRAL_PROVIDER_AUTO)
+		work->provider = corral_docker_usable(p, &ierr) == 0 ? CORRAL_PROVIDER_DOCKER : CORRAL_PROVIDER_LOCAL;
+	ierr = (struct corral_error){};
 	memset(&netns, 0, sizeof(netns));
 	seccomp_ok = false;
 	/*
@@ -376,26 +380,9 @@ _public_ int corral_probe(const struct corral_policy *p, char **json_out, struct
 				}
 			}
 		}
-		if (!identity_refused) {
-			char what[400];
-			int st;
-
-			if (!docker_socket_path()) {
-				/* tcp://, ssh://, another context: only the client could tell; run will */
-			} else if (!probe_docker()) {
-				corral_err(&ierr, CORRAL_E_SETUP, ECONNREFUSED,
-					   "docker provider: no docker daemon answers on %s",
-					   docker_socket_path() ? docker_socket_path() : "(no socket)");
-				identity_refused = true;
-			} else if (!p->docker.pull && p->docker.image &&
-				   snprintf(what, sizeof(what), "/images/%s/json", p->docker.image) < (int)sizeof(what) &&
-				   (st = docker_get(what)) == 404) {
-				corral_err(&ierr, CORRAL_E_NOT_FOUND, ENOENT,
-					   "docker provider: image %s is not present and docker.pull is false",
-					   p->docker.image);
-				identity_refused = true;
-			}
-		}
+		/* The client on PATH, its daemon and the image, as run needs them (supervisor/docker/). */
+		if (!identity_refused && corral_docker_usable(p, &ierr) < 0)
+			identity_refused = true;
 		seccomp_ok = true;
 		memset(&netns, 0, sizeof(netns));
 		goto report;

@@ -53,7 +53,7 @@ static const char usage_options[] =
 	"  --cwd DIR              working directory, relative to the root (default: the root)\n"
 	"  --audit FILE           append one JSON line per run to FILE\n"
 	"  --user USER[:GROUP]    identity when corral runs as root\n"
-	"  --provider local|docker  provider (default: local)\n"
+	"  --provider local|docker|auto  provider (default: local; auto: docker where usable)\n"
 	"  --image IMAGE          docker image\n"
 	"  --compat strict|best-effort  refuse, or warn and run, when the kernel\n"
 	"                         cannot enforce part of the policy (default: strict)\n"

@@ -385,15 +385,6 @@ int cli_run(int argc, char **argv)
 		return 0;
 	if (r)
 		return r;
-	/*
-	 * The docker client is a program of the host's, started with corral's
-	 * fds 0..2: it gets /dev/null for a closed one, as a Go program needs
-	 * (its own first fd would otherwise become its stdin or stdout).
-	 */
-	if (corral_policy_provider(c.policy) == CORRAL_PROVIDER_DOCKER)
-		for (int fd = 0; fd < 3; fd++)
-			if (closed[fd])
-				fcntl(fd, F_SETFD, 0);
 	if (c.json && closed[1]) {
 		/* Said on stderr, before anything runs: the result would go nowhere. */
 		code = cli_fail(false, CORRAL_E_USAGE, "--json: standard output is closed, so the result could not be printed");
@@ -411,6 +402,15 @@ int cli_run(int argc, char **argv)
 		code = cli_fail_err(c.json, &err);
 		goto out;
 	}
+	/*
+	 * The docker client is a program of the host's, started with corral's
+	 * fds 0..2: it gets /dev/null for a closed one, as a Go program needs
+	 * (its own first fd would otherwise become its stdin or stdout).
+	 */
+	if (corral_sandbox_provider(sb) == CORRAL_PROVIDER_DOCKER)
+		for (int fd = 0; fd < 3; fd++)
+			if (closed[fd])
+				fcntl(fd, F_SETFD, 0);
 	for (size_t i = 0, n = corral_sandbox_dropped(sb, &lines); i < n; i++)
 		fprintf(stderr, "corral: warning: best-effort: dropped %s\n", lines[i]);
 

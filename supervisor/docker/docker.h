@@ -18,13 +18,36 @@ struct corral_docker;
 
 /* The fixed mount point of the root inside the container. */
 #define CORRAL_DOCKER_WORKDIR "/workspace"
+/* Where the exec helper (exec-helper.c) and the run's status socket are mounted. */
+#define CORRAL_DOCKER_HELPER "/.corral-exec"
+#define CORRAL_DOCKER_STATUS "/.corral-status"
+/* The helper's file name, next to corral or in CORRAL_LIBEXECDIR. */
+#define CORRAL_DOCKER_HELPER_NAME "corral-docker-exec"
 
 struct corral_docker_host {
 	uid_t uid, gid;              /* identity the container runs as */
 	char *const *environ;        /* corral's environment: env.pass values, the client's own variables */
 	const char *client;          /* absolute path of the docker client */
 	const char *sock;            /* the daemon's Unix socket, or NULL (then only the client is used) */
+	const char *helper;          /* host path of corral-docker-exec, bind-mounted at CORRAL_DOCKER_HELPER */
 };
+
+/*
+ * What the exec helper reported on the run's status socket: a channel
+ * only the helper can write (exec-helper.c). |started|: it connected, so
+ * the container ran it and it tried the command; |exec_errno|: the exec
+ * failed with that errno (0: the command ran); |interp|: with ENOENT, the
+ * file exists and this #! interpreter (possibly "") is what is missing.
+ */
+struct corral_docker_status {
+	bool started;
+	int exec_errno;
+	bool has_interp;
+	char interp[256];
+};
+
+/* Parse the helper's report ("E errno\n" [ "I interp\n" ]) into |st| (started set by the caller). */
+void corral_docker_status_parse(const char *buf, size_t len, struct corral_docker_status *st);
 
 /*
  * Build the docker provider's plan from |p| without touching the daemon:
@@ -38,35 +61,38 @@ int corral_docker_plan(const struct corral_policy *p, const char *root_abs,
 
 /*
  * The full argv (NULL-terminated, free with corral_docker_strv_free) for
- * one command run in a container called |name|. opts->cwd, when set, is a
+ * one command run in a container called |name|, with the run's status
+ * socket |status_sock| (a host path) mounted at CORRAL_DOCKER_STATUS. opts->cwd, when set, is a
  * normalised path relative to the root that the caller proved beneath it
  * (corral_sandbox_exec): the container starts in that directory of the workdir.
  */
 int corral_docker_argv(const struct corral_docker *d, const struct corral_exec_opts *opts,
-		       const char *name, char ***out, struct corral_error *err);
+		       const char *name, const char *status_sock, char ***out, struct corral_error *err);
 
 /* The docker client's environment (NULL-terminated; owned by |d|). */
 char *const *corral_docker_client_env(const struct corral_docker *d);
 
 /*
- * Turn the docker client's result into the command's: 129..192 -> signal;
- * an exec failure of |cmd| (tini's or runc's 126/127) -> exec_errno with
- * the engine's "corral: CMD: ..." stderr line; docker's own 125 -> a
- * negative errno with |err| set. Only a captured stderr can tell docker's
- * own failures from the command's; and when |started| says the daemon
- * started the container, a 125 is the command's own, whatever it printed
- * (a command can write "docker: ..." and exit 125 itself).
+ * Turn the docker client's result into the command's, deciding exec
+ * failures from |st| alone (never from text the command could write):
+ * the helper's exec failure -> exec_errno, the local provider's status
+ * and (captured) its "corral: CMD: ..." stderr line; a container that
+ * never started the helper -> a negative errno with |err| set (docker's
+ * own failure, its "docker: " line quoted: the command never ran, so the
+ * text is docker's); otherwise the command's own status, 129..192 read
+ * as a signal (tini reports a signal N as 128+N).
  */
+int corral_docker_map_result(struct corral_result *res, bool captured, const char *cmd,
+			     const struct corral_docker_status *st, struct corral_error *err);
+
 /*
  * The daemon's Unix socket as the client would reach it (DOCKER_HOST
  * unix://, a "default" context), or NULL for a daemon reached another way
  * (tcp://, ssh://, another context): then only the client can ask it.
  */
 const char *corral_docker_daemon_socket(char *const *environ_);
-int corral_docker_map_result(struct corral_result *res, bool captured, const char *cmd, bool started,
-			     struct corral_error *err);
 
-/* The identity for the container (DESIGN.md --user rules, see docker.c). */
+/* The identity for the container (DESIGN.md --user rules, see identity.c). */
 int corral_docker_identity(const struct corral_policy *p, const char *root_abs, uid_t *uid,
 			   gid_t *gid, struct corral_error *err);
 
@@ -81,5 +107,18 @@ int corral_identity_preview(const struct corral_policy *p, const char *root_abs,
 			    gid_t *gid, struct corral_posture *ps, struct corral_error *err);
 
 void corral_docker_strv_free(char **v);
+
+/*
+ * Whether the docker provider can run here (client on PATH, exec helper,
+ * daemon answering, the policy's image present or pull allowed): 0, or a
+ * negative errno with the reason in |err|. probe and --provider auto use it.
+ */
+int corral_docker_usable(const struct corral_policy *p, struct corral_error *err);
+
+/* Append one line to |res|'s warnings (the docker provider's, and provider auto's choice of local). */
+int corral_docker_add_warning(struct corral_result *res, const char *line, struct corral_error *err);
+
+/* The exec helper's host path (malloc'd), or NULL when it is not installed. */
+char *corral_docker_find_helper(void);
 
 #endif

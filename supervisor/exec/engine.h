@@ -64,7 +64,7 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 		      struct corral_result *res, struct corral_error *err);
 
 /*
- * Docker provider entry points (supervisor/docker/docker.c). prepare runs once in
+ * Docker provider entry points (supervisor/docker/run.c). prepare runs once in
  * corral_sandbox_new (client present, daemon answers, image present or
  * pull allowed, every policy key honourable); exec builds the `docker run`
  * argv for one command and runs it through corral_engine_run.

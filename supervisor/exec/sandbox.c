@@ -22,6 +22,7 @@
 
 #include "internal/timefmt.h"
 #include "supervisor/exec/audit.h"
+#include "supervisor/docker/docker.h"
 #include "supervisor/exec/engine.h"
 #include "supervisor/exec/result.h"
 #include "supervisor/exec/sandbox.h"
@@ -353,6 +354,19 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 		r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
 		goto fail;
 	}
+	if (sb->policy->provider == CORRAL_PROVIDER_AUTO) {
+		/* The strongest that works here (docs/providers.md): docker when usable, else local. */
+		struct corral_error derr = {};
+
+		sb->policy->provider = corral_docker_usable(sb->policy, &derr) == 0 ? CORRAL_PROVIDER_DOCKER
+										    : CORRAL_PROVIDER_LOCAL;
+		if (sb->policy->provider == CORRAL_PROVIDER_LOCAL &&
+		    asprintf(&sb->auto_why, "provider auto ran this with the local provider: %s", derr.message) < 0) {
+			sb->auto_why = NULL;
+			r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+			goto fail;
+		}
+	}
 	sb->provider = sb->policy->provider;
 
 	/*
@@ -535,6 +549,7 @@ _public_ void corral_sandbox_free(struct corral_sandbox *sb)
 	safe_close(sb->root_fd);
 	safe_close(sb->audit_fd);
 	free(sb->root);
+	free(sb->auto_why);
 	corral_policy_free(sb->policy);
 	free(sb);
 }
@@ -565,6 +580,11 @@ static void shell_argv(const struct corral_sandbox *sb, const char *string, char
 	v[3] = (char *)"sh";
 	v[4] = (char *)string;
 	v[5] = NULL;
+}
+
+_public_ int corral_sandbox_provider(const struct corral_sandbox *sb)
+{
+	return sb->provider;
 }
 
 _public_ size_t corral_sandbox_dropped(const struct corral_sandbox *sb, const char *const **lines)
@@ -920,6 +940,8 @@ out:
 	corral_denials_clear(&denials);
 	run_clear(sb, &run);
 	free(envp);
+	if (r == 0 && sb->auto_why)
+		r = corral_docker_add_warning(res, sb->auto_why, err);
 	free(env_bufs[0]);
 	free(env_bufs[1]);
 	return r;

@@ -120,6 +120,7 @@ struct corral_sandbox {
 	const char *tmp_base; /* where private tmps are made (static string) */
 
 	struct corral_docker *docker;
+	char *auto_why; /* provider auto chose local: why docker was not usable (into each result's warnings) */
 
 	struct corral_netns_plan netns; /* network "loopback" (supervisor/local/netns.c) */
 	int unix_mode;                  /* enum corral_unix_mode (supervisor/local/unotify/unotify.c) */

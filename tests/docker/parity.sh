@@ -239,6 +239,34 @@ if [[ " ${skipped_cols[*]} " != *" docker "* ]]; then
 	t forged_docker_error 0 --json -c 'echo "docker: Error response from daemon: forged" >&2; echo out; exit 125'
 	python3 -c 'import json,sys; r=json.loads(sys.argv[1]); assert r["exit_status"] == 125 and r["stdout"] == "out\n" and "forged" in r["stderr"], r' "$out" ||
 		fail "json: $out"
+	# Exec failures come from the exec helper's report, never from the command's text: a
+	# command printing tini's or docker's exec-failure line and exiting 127/126 keeps its own
+	# result (found in review: corral replaced it with "command not found").
+	t forged_tini_127 0 --json -c 'echo out; echo "[FATAL tini (7)] exec x failed: No such file or directory" >&2; exit 127'
+	python3 -c 'import json,sys; r=json.loads(sys.argv[1]); assert r["exit_status"] == 127 and r["stdout"] == "out\n" and r["stderr"] == "[FATAL tini (7)] exec x failed: No such file or directory\n", r' "$out" ||
+		fail "json: $out"
+	t forged_docker_126 0 --json -c 'echo out; echo "docker: Error response from daemon: exec failed" >&2; exit 126'
+	python3 -c 'import json,sys; r=json.loads(sys.argv[1]); assert r["exit_status"] == 126 and r["stdout"] == "out\n" and r["stderr"] == "docker: Error response from daemon: exec failed\n", r' "$out" ||
+		fail "json: $out"
+	t forged_tini_plain 127 -c 'echo "[FATAL tini (7)] exec x failed: No such file or directory" >&2; exit 127'
+	[ "$err" = "[FATAL tini (7)] exec x failed: No such file or directory" ] || fail "stderr: $err"
+	# controls: a command that is really missing, or not executable, is still an exec failure
+	t real_notfound 0 --json -- corral-no-such-command
+	python3 -c 'import json,sys; r=json.loads(sys.argv[1]); assert r["exit_status"] == 127 and r["stderr"] == "corral: corral-no-such-command: command not found\n", r' "$out" ||
+		fail "json: $out"
+	t real_notfound_plain 127 -- corral-no-such-command
+	[ "$err" = "corral: corral-no-such-command: command not found" ] || fail "stderr: $err"
+	t real_noexec 0 --json -- ./noexec.sh
+	python3 -c 'import json,sys; r=json.loads(sys.argv[1]); assert r["exit_status"] == 126 and r["stderr"] == "corral: ./noexec.sh: Permission denied\n", r' "$out" ||
+		fail "json: $out"
+	# docker's own failure (the helper never connected): corral's 125 quoting docker, with and
+	# without --json (a pull from a registry that refuses at once: nothing leaves the host)
+	printf '{"docker": {"pull": true}}' >"$work/pull.json"
+	t docker_failure 125 --json --policy "$work/pull.json" --image localhost:1/corral-no-such-image:1 -- true
+	python3 -c 'import json,sys; e=json.loads(sys.argv[1])["error"]; assert e["code"] == "provider" and "the container did not run the command (docker exited 125): Error response from daemon" in e["message"], e' "$out" ||
+		fail "json: $out"
+	t docker_failure_plain 125 --policy "$work/pull.json" --image localhost:1/corral-no-such-image:1 -- true
+	[[ "$err" == *"corral: docker provider: the container did not run the command (docker exited 125); docker's message is above" ]] || fail "stderr: $err"
 	# the same through the docker client (a non-default context): kill/rm by `docker`, not the socket
 	dcfg=$work/docker-config
 	host=${DOCKER_HOST:-unix:///var/run/docker.sock}
@@ -330,8 +358,40 @@ if [[ " ${skipped_cols[*]} " != *" docker "* ]]; then
 	ok=1 name=probe_refusals
 	pr() { (cd "$droot" && "$CORRAL" probe --json --provider docker "$@" | python3 -c 'import json,sys; v=json.load(sys.stdin); print(v["runnable"], v["refusal"])'); }
 	[ "$(pr --image "$IMAGE")" = "True None" ] || fail "control: $(pr --image "$IMAGE")"
-	[[ "$(pr --image corral-no-such-image:1)" == "False docker provider: image corral-no-such-image:1 is not present"* ]] || fail "$(pr --image corral-no-such-image:1)"
+	[[ "$(pr --image corral-no-such-image:1)" == "False image 'corral-no-such-image:1' is not present locally"* ]] || fail "$(pr --image corral-no-such-image:1)"
 	[[ "$(pr --image "$IMAGE" --rw /no/such/dir)" == "False fs.read_write: /no/such/dir: No such file or directory" ]] || fail "$(pr --image "$IMAGE" --rw /no/such/dir)"
+	[ "$ok" = 1 ] && { passed=$((passed + 1)); echo "ok   [docker] $name"; }
+	# probe says runnable false, with the reason, where run would fail: no client on PATH, no daemon
+	ok=1 name=probe_unusable
+	pv() { (cd "$droot" && "$@" | python3 -c 'import json,sys; v=json.load(sys.stdin); print(v["provider"], v["runnable"], v["refusal"])'); }
+	got=$(pv env PATH=/nonexistent "$CORRAL" probe --json --provider docker --image "$IMAGE")
+	[ "$got" = "docker False docker provider: no docker client on PATH (install it or add its directory to PATH; --provider local needs none)" ] || fail "no client: $got"
+	got=$(pv env DOCKER_HOST=unix:///nonexistent/docker.sock "$CORRAL" probe --json --provider docker --image "$IMAGE")
+	[[ "$got" == "docker False docker provider: daemon not reachable at unix:///nonexistent/docker.sock"* ]] || fail "no daemon: $got"
+	got=$(pv "$CORRAL" probe --json --provider docker --image "$IMAGE")
+	[ "$got" = "docker True None" ] || fail "control: $got"
+	# and run fails the same way (125, the same words)
+	out=$(cd "$droot" && env PATH=/nonexistent "$CORRAL" run --provider docker --image "$IMAGE" -- true 2>&1); rc=$?
+	[ "$rc" = 125 ] && [[ "$out" == *"no docker client on PATH"* ]] || fail "run without a client: exit $rc: $out"
+	[ "$ok" = 1 ] && { passed=$((passed + 1)); echo "ok   [docker] $name"; }
+	# --provider auto: docker where client, daemon and image work, else local; the result says which
+	ok=1 name=provider_auto
+	got=$(pv "$CORRAL" probe --json --provider auto --image "$IMAGE")
+	[ "$got" = "docker True None" ] || fail "probe auto: $got"
+	got=$(pv env PATH=/nonexistent "$CORRAL" probe --json --provider auto --image "$IMAGE")
+	[ "$got" = "local True None" ] || fail "probe auto without a client: $got"
+	got=$(pv "$CORRAL" probe --json --provider auto --image corral-no-such-image:1)
+	[ "$got" = "local True None" ] || fail "probe auto without the image: $got"
+	runp() { (cd "$droot" && "$@" | python3 -c 'import json,sys; v=json.load(sys.stdin); print(v["provider"], v["exit_status"], v["stdout"].strip(), json.dumps(v["warnings"]))'); }
+	got=$(runp "$CORRAL" run --json --provider auto --image "$IMAGE" -- pwd)
+	[ "$got" = "docker 0 /workspace []" ] || fail "run auto: $got"
+	got=$(runp "$CORRAL" run --json --provider auto --image corral-no-such-image:1 -- echo hi)
+	[[ "$got" == "local 0 hi [\"provider auto ran this with the local provider: image 'corral-no-such-image:1' is not present locally"* ]] ||
+		fail "run auto without the image: $got"
+	printf '{"provider": "auto"}' >"$work/auto.json"
+	a=$("$CORRAL" policy show --root "$droot" --policy "$work/auto.json"); printf '%s' "$a" >"$work/auto-shown.json"
+	b=$("$CORRAL" policy show --root "$droot" --policy "$work/auto-shown.json")
+	grep -q '"provider": "auto"' <<<"$a" && [ "$a" = "$b" ] || fail "policy show does not round-trip auto: $a"
 	[ "$ok" = 1 ] && { passed=$((passed + 1)); echo "ok   [docker] $name"; }
 
 	left=$(docker ps -a --filter label=io.corral.run --format '{{.ID}} {{.Label "io.corral.root"}}' | grep " $work/" | cut -d' ' -f1)

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "policy/policy.h"
-#include "supervisor/docker/docker.h"
+#include "supervisor/docker/docker-private.h"
 
 /* Under $TMPDIR when set, so the suite also runs inside corral (TMPDIR is its private tmp). */
 static char tmpdir[200];
@@ -57,6 +57,7 @@ static char *host_env[] = {
 
 static struct corral_docker_host host = {
 	.uid = 1000, .gid = 1001, .environ = host_env, .client = "/usr/bin/docker", .sock = NULL,
+	.helper = "/usr/libexec/corral/corral-docker-exec",
 };
 
 static char *joined(char **v)
@@ -81,7 +82,7 @@ static char *plan_argv(const struct corral_policy *p, const struct corral_exec_o
 	char **argv = NULL, *s;
 
 	assert_int_equal(corral_docker_plan(p, tmpdir, &host, &d, &err), 0);
-	assert_int_equal(corral_docker_argv(d, o, "corral-0123", &argv, &err), 0);
+	assert_int_equal(corral_docker_argv(d, o, "corral-0123", "/tmp/corral-docker.x/status", &argv, &err), 0);
 	s = joined(argv);
 	corral_docker_strv_free(argv);
 	corral_docker_free(d);
@@ -106,7 +107,9 @@ static void test_argv_defaults(void **state)
 		"|--memory|536870912|--memory-swap|536870912|", "|--cpus|1|", "|--pids-limit|128|",
 		"|--ulimit|cpu=60:61|", "|--ulimit|fsize=1073741824:1073741824|", "|--ulimit|nofile=1024:1024|",
 		"|-e|HOME=/tmp|", "|-e|TMPDIR=/tmp|", "|-e|PATH=/usr/bin:/bin|", "|-e|SECRET_TOKEN|",
-		"|-e|LANG|", "|corral-test-busybox|id|-u|",
+		"|-e|LANG|", "|corral-test-busybox|/.corral-exec|id|-u|",
+		"|--mount|type=bind,src=/usr/libexec/corral/corral-docker-exec,dst=/.corral-exec,readonly|",
+		"|--mount|type=bind,src=/tmp/corral-docker.x/status,dst=/.corral-status|",
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
 		if (!strstr(s, want[i]))
@@ -163,7 +166,7 @@ static void test_argv_variants(void **state)
 		  "|--network|none|", "|-i|" },
 		{ CORRAL_NET_HOST, "echo hi", true, false, false, false, 1ull << 30, 256, "|--network|host|", NULL },
 		{ CORRAL_NET_NONE, "echo hi", true, false, false, false, 1ull << 30, 256,
-		  "|corral-test-busybox|/bin/sh|-c|echo hi|", NULL },
+		  "|corral-test-busybox|/.corral-exec|/bin/sh|-c|echo hi|", NULL },
 		{ CORRAL_NET_NONE, "cat", true, true, false, false, 1ull << 30, 256, "|--name|corral-0123|-i|--label|", NULL },
 		{ CORRAL_NET_NONE, "cat", false, false, true, false, 1ull << 30, 256, "|--name|corral-0123|-i|--label|", NULL },
 		/* captured (--json) with stdin passed through: -i, as the local provider passes it */
@@ -223,7 +226,7 @@ static void test_extra_paths(void **state)
 	if (!strstr(s, want))
 		fail_msg("missing %s in %s", want, s);
 	/* the default system list is the image's own business */
-	assert_null(strstr(s, "src=/usr"));
+	assert_null(strstr(s, "src=/usr,"));
 	assert_null(strstr(s, "src=/etc"));
 	free(s);
 	rmdir(rw);
@@ -353,50 +356,69 @@ static void test_refusals(void **state)
 	rmdir(sockdir);
 }
 
+/*
+ * Exec failures come from the helper's report alone: a command's own
+ * "docker: " or "[FATAL tini" line and 126/127 stay its result (found in
+ * review: such a line made corral replace the command's output).
+ */
 static void test_map_result(void **state)
 {
+	static const char forged_tini[] = "hi\n[FATAL tini (7)] exec nope failed: No such file or directory\n";
+	static const char forged_docker[] = "docker: Error response from daemon: exec: \"nope\": not found\n";
 	static const struct {
 		int status;
 		const char *err_text;
-		bool captured;
+		bool captured, started;
+		const char *report; /* what the helper wrote on the status socket */
 		int rc;
 		bool want_exited;
 		int want_status, want_signal, want_errno;
-		const char *want_stderr;
+		const char *want_stderr, *want_interp, *want_err;
 	} cases[] = {
-		{ 0, "", true, 0, true, 0, 0, 0, "" },
-		{ 3, "oops\n", true, 0, true, 3, 0, 0, "oops\n" },
-		{ 137, "", true, 0, false, 0, 9, 0, "" },
-		{ 143, "", false, 0, false, 0, 15, 0, "" },
-		{ 125, "x\ndocker: Error response from daemon: boom.\n\nRun 'docker run --help'\n", true, -EIO, false, 0,
-		  0, 0, NULL },
-		/* without capture docker's 125 cannot be told from the command's: the exit code is the same */
-		{ 125, NULL, false, 0, true, 125, 0, 0, NULL },
-		/* the command's own 125/127 stay the command's */
-		{ 125, "mine\n", true, 0, true, 125, 0, 0, "mine\n" },
-		{ 127, "sh: nope: not found\n", true, 0, true, 127, 0, 0, "sh: nope: not found\n" },
-		{ 127, "[FATAL tini (7)] exec nope failed: No such file or directory\n", true, 0, true, 127, 0, ENOENT,
-		  "corral: nope: command not found\n" },
-		{ 126, "a\n[FATAL tini (7)] exec nope failed: Permission denied\nb", true, 0, true, 126, 0, EACCES,
-		  "a\ncorral: nope: Permission denied\nb" },
-		{ 127, "docker: Error response from daemon: exec: \"nope\": not found\n", true, 0, true, 127, 0,
-		  ENOENT, "corral: nope: command not found\n" },
-		{ 127, "[FATAL tini (7)] something else\n", true, 0, true, 127, 0, 0, "[FATAL tini (7)] something else\n" },
+		{ 0, "", true, true, "", 0, true, 0, 0, 0, "" },
+		{ 3, "oops\n", true, true, "", 0, true, 3, 0, 0, "oops\n" },
+		{ 137, "", true, true, "", 0, false, 0, 9, 0, "" },
+		{ 143, "", false, true, "", 0, false, 0, 15, 0, "" },
+		/* the command's own lines and statuses stay its own, whatever they say */
+		{ 127, forged_tini, true, true, "", 0, true, 127, 0, 0, forged_tini },
+		{ 126, forged_tini, true, true, "", 0, true, 126, 0, 0, forged_tini },
+		{ 127, forged_docker, true, true, "", 0, true, 127, 0, 0, forged_docker },
+		{ 125, forged_docker, true, true, "", 0, true, 125, 0, 0, forged_docker },
+		{ 127, NULL, false, true, "", 0, true, 127, 0, 0, NULL },
+		/* the helper's report: the exec failed */
+		{ 127, "", true, true, "E 2\n", 0, true, 127, 0, ENOENT, "corral: nope: command not found\n" },
+		{ 127, NULL, false, true, "E 2\n", 0, true, 127, 0, ENOENT, NULL },
+		{ 126, "", true, true, "E 13\n", 0, true, 126, 0, EACCES, "corral: nope: Permission denied\n" },
+		{ 126, "", true, true, "E 2\nI /no/interp\n", 0, true, 126, 0, ENOENT,
+		  "corral: nope: cannot execute: interpreter /no/interp not found\n", "/no/interp" },
+		/* a malformed report is no exec failure */
+		{ 127, "x\n", true, true, "E abc\n", 0, true, 127, 0, 0, "x\n" },
+		/* the helper never ran: docker's own failure, whatever the status */
+		{ 125, "x\ndocker: Error response from daemon: boom.\n\nRun 'docker run --help'\n", true, false, NULL,
+		  -EIO, false, 0, 0, 0, NULL, NULL, "(docker exited 125): Error response from daemon: boom." },
+		{ 127, "[FATAL tini (7)] exec /.corral-exec failed: No such file or directory\n", true, false, NULL,
+		  -EIO, false, 0, 0, 0, NULL, NULL, "(docker exited 127): [FATAL tini (7)] exec /.corral-exec failed" },
+		{ 125, NULL, false, false, NULL, -EIO, false, 0, 0, 0, NULL, NULL, "docker's message is above" },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		struct corral_result res = { .sz = sizeof(res), .exited = true, .exit_status = cases[i].status };
+		struct corral_docker_status st = { .started = cases[i].started };
 		struct corral_error err = {};
 		int rc;
 
+		if (cases[i].report)
+			corral_docker_status_parse(cases[i].report, strlen(cases[i].report), &st);
 		if (cases[i].err_text) {
 			res.stderr_buf = strdup(cases[i].err_text);
 			res.stderr_len = strlen(cases[i].err_text);
 		}
-		rc = corral_docker_map_result(&res, cases[i].captured, "nope", false, &err);
-		assert_int_equal(rc, cases[i].rc);
+		rc = corral_docker_map_result(&res, cases[i].captured, "nope", &st, &err);
+		if (rc != cases[i].rc)
+			fail_msg("case %zu: rc %d (%s)", i, rc, err.message);
 		if (rc < 0) {
 			assert_int_equal(err.code, CORRAL_E_PROVIDER);
-			assert_non_null(strstr(err.message, "docker run failed: Error response from daemon: boom."));
+			if (!strstr(err.message, cases[i].want_err))
+				fail_msg("case %zu: %s", i, err.message);
 		} else {
 			if (res.exited != cases[i].want_exited || res.exit_status != cases[i].want_status ||
 			    res.signal != cases[i].want_signal || res.exec_errno != cases[i].want_errno)
@@ -407,22 +429,65 @@ static void test_map_result(void **state)
 				assert_string_equal(res.stderr_buf, cases[i].want_stderr);
 				assert_int_equal(res.stderr_len, strlen(cases[i].want_stderr));
 			}
+			if (cases[i].want_interp)
+				assert_string_equal(res.exec_interp, cases[i].want_interp);
+			else
+				assert_null(res.exec_interp);
 		}
-		free(res.stderr_buf);
+		corral_result_clear(&res);
+	}
+}
+
+/* A limit the kernel cannot enforce: strict refuses naming the key; best-effort runs and says so. */
+static void test_kernel_gaps(void **state)
+{
+	static const struct {
+		int compat;
+		bool have_mem, have_pids, have_cpu;
+		int rc;
+		const char *want; /* the refusal, or the first warning */
+		size_t n_warnings;
+	} cases[] = {
+		{ CORRAL_COMPAT_STRICT, true, true, true, 0, NULL, 0 },
+		{ CORRAL_COMPAT_BEST_EFFORT, true, true, true, 0, NULL, 0 },
+		{ CORRAL_COMPAT_STRICT, true, false, true, -EOPNOTSUPP,
+		  "docker.pids: this kernel has no pids cgroup, docker would discard the limit", 0 },
+		{ CORRAL_COMPAT_BEST_EFFORT, true, false, true, 0,
+		  "docker.pids: this kernel has no pids cgroup, so docker ran the container without that limit", 1 },
+		{ CORRAL_COMPAT_BEST_EFFORT, false, false, false, 0, "docker.memory: this kernel has no memory cgroup", 3 },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct corral_policy p;
+		struct corral_strv w = {};
+		struct corral_error err = {};
+		const bool have[3] = { cases[i].have_mem, cases[i].have_pids, cases[i].have_cpu };
+		int rc;
+
+		base_policy(&p);
+		p.compat = cases[i].compat;
+		rc = corral_docker_kernel_gaps(&p, have, &w, &err);
+		assert_int_equal(rc, cases[i].rc);
+		assert_int_equal(w.n, cases[i].n_warnings);
+		if (rc < 0) {
+			assert_int_equal(err.code, CORRAL_E_UNENFORCEABLE);
+			assert_non_null(strstr(err.message, cases[i].want));
+		} else if (cases[i].want) {
+			assert_non_null(strstr(w.v[0], cases[i].want));
+		}
+		strv_clear(&w);
 	}
 	{
-		/* The daemon started the container: a "docker: ..." line and 125 are the command's own. */
-		const char *forged = "docker: Error response from daemon: boom.\n";
-		struct corral_result res = { .sz = sizeof(res), .exited = true, .exit_status = 125 };
-		struct corral_error err = {};
+		/* a limit not asked for is no gap */
+		struct corral_policy p;
+		struct corral_strv w = {};
+		const bool none[3] = { false, false, false };
 
-		res.stderr_buf = strdup(forged);
-		res.stderr_len = strlen(forged);
-		assert_int_equal(corral_docker_map_result(&res, true, "nope", true, &err), 0);
-		assert_true(res.exited);
-		assert_int_equal(res.exit_status, 125);
-		assert_string_equal(res.stderr_buf, forged);
-		free(res.stderr_buf);
+		base_policy(&p);
+		p.docker.memory = p.limits.memory = 0;
+		p.docker.pids = p.limits.processes = 0;
+		p.docker.cpus = 0;
+		assert_int_equal(corral_docker_kernel_gaps(&p, none, &w, NULL), 0);
+		assert_int_equal(w.n, 0);
 	}
 }
 
@@ -480,7 +545,7 @@ int main(void)
 		cmocka_unit_test(test_argv_defaults), cmocka_unit_test(test_client_env),
 		cmocka_unit_test(test_argv_variants), cmocka_unit_test(test_extra_paths),
 		cmocka_unit_test(test_refusals),      cmocka_unit_test(test_map_result),
-		cmocka_unit_test(test_identity),      cmocka_unit_test(test_planted_symlink),
+		cmocka_unit_test(test_identity),      cmocka_unit_test(test_kernel_gaps),      cmocka_unit_test(test_planted_symlink),
 	};
 	int r;
 

@@ -58,7 +58,7 @@ expect "check wrong type" 125 "corral: timeout: expected a number" "$CORRAL" pol
 printf '{"fs": {"read_write": ["rel"]}}\n' >rel.json
 expect "check relative" 125 "corral: fs.read_write[0]: 'rel' is not an absolute path" "$CORRAL" policy check rel.json
 printf '{"provider": "podman"}\n' >prov.json
-expect "check provider" 125 "corral: provider: unknown value 'podman' (expected local|docker)" "$CORRAL" policy check prov.json
+expect "check provider" 125 "corral: provider: unknown value 'podman' (expected local|docker|auto)" "$CORRAL" policy check prov.json
 expect "check stdin" 0 "" sh -c "\"$CORRAL\" policy check /dev/stdin <a.json"
 
 # --json error object

@@ -185,6 +185,7 @@ static const struct {
 } valid_cases[] = {
 	{ "{\"provider\": \"docker\"}", "provider", "\"docker\"" },
 	{ "{\"provider\": \"local\"}", "provider", "\"local\"" },
+	{ "{\"provider\": \"auto\"}", "provider", "\"auto\"" },
 	{ "{\"root\": \"/srv/project\"}", "root", "\"/srv/project\"" },
 	{ "{\"root\": \"//srv/./project/\"}", "root", "\"/srv/project\"" },
 	{ "{\"root\": \"/\"}", "root", "\"/\"" },
@@ -284,7 +285,7 @@ static const struct {
 	{ "{\"docker\": {\"network\": \"none\"}}", "docker.network: unknown key" },
 	{ "{\"x\\nweird\": 1}", "x?weird: unknown key" },
 	/* provider, network, compat */
-	{ "{\"provider\": \"podman\"}", "provider: unknown value 'podman' (expected local|docker)" },
+	{ "{\"provider\": \"podman\"}", "provider: unknown value 'podman' (expected local|docker|auto)" },
 	{ "{\"provider\": 1}", "provider: expected a string" },
 	{ "{\"network\": \"internet\"}", "network: unknown value 'internet' (expected none|loopback|host)" },
 	{ "{\"network\": null}", "network: expected a string" },
@@ -570,7 +571,7 @@ static const struct {
 	{ "procs", "99999999999999999999999", "--procs: must be at most 2147483647", CORRAL_E_POLICY },
 	{ "open-files", "-3", "--open-files: bad integer '-3'", CORRAL_E_POLICY },
 	{ "net", "internet", "--net: unknown value 'internet' (expected none|loopback|host)", CORRAL_E_POLICY },
-	{ "provider", "vm", "--provider: unknown value 'vm' (expected local|docker)", CORRAL_E_POLICY },
+	{ "provider", "vm", "--provider: unknown value 'vm' (expected local|docker|auto)", CORRAL_E_POLICY },
 	{ "compat", "", "--compat: unknown value '' (expected strict|best-effort)", CORRAL_E_POLICY },
 	{ "root", "", "--root: empty path", CORRAL_E_POLICY },
 	{ "rw", "", "--rw: empty path", CORRAL_E_POLICY },

@@ -504,8 +504,6 @@ static int plan_options(struct corral_strv *o, const struct corral_policy *p, co
 		if (!corral_is_default_read_only(p->fs.read_only.v[i]) &&
 		    dk_add_mount(o, p->fs.read_only.v[i], p->fs.read_only.v[i], true) < 0)
 			return -ENOMEM;
-	if (strv_add(o, "-w") < 0 || strv_add(o, CORRAL_DOCKER_WORKDIR) < 0)
-		return -ENOMEM;
 	if (mem && (strv_add(o, "--memory") < 0 || strv_addf(o, "%llu", (unsigned long long)mem) < 0 ||
 		    strv_add(o, "--memory-swap") < 0 || strv_addf(o, "%llu", (unsigned long long)mem) < 0))
 		return -ENOMEM;

@@ -115,6 +115,8 @@ void corral_policy_free(struct corral_policy *p);
 enum corral_provider { CORRAL_PROVIDER_LOCAL = 0, CORRAL_PROVIDER_DOCKER = 1 };
 enum corral_network { CORRAL_NET_NONE = 0, CORRAL_NET_LOOPBACK = 1, CORRAL_NET_HOST = 2 };
 enum corral_compat { CORRAL_COMPAT_STRICT = 0, CORRAL_COMPAT_BEST_EFFORT = 1 };
+/* Policy key "proc": the host's PID namespace and /proc, or the command's own. */
+enum corral_proc { CORRAL_PROC_HOST = 0, CORRAL_PROC_PRIVATE = 1 };
 
 int corral_policy_provider(const struct corral_policy *p);
 int corral_policy_network(const struct corral_policy *p);

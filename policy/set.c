@@ -113,6 +113,8 @@ _public_ int corral_policy_set(struct corral_policy *p, const char *option, cons
 	}
 	if (strcmp(option, "net") == 0)
 		return pv_enum(name, corral_network_names, value, &p->network, err);
+	if (strcmp(option, "proc") == 0)
+		return pv_enum(name, corral_proc_names, value, &p->proc, err);
 	if (strcmp(option, "provider") == 0)
 		return pv_enum(name, corral_provider_names, value, &p->provider, err);
 	if (strcmp(option, "compat") == 0)

@@ -351,6 +351,11 @@ _public_ int corral_probe(const struct corral_policy *p, char **json_out, struct
 		goto report;
 	}
 	corral_netns_posture(work, &netns, ps);
+	{
+		struct corral_procns_plan procns;
+
+		corral_procns_posture(work, &procns, ps);
+	}
 	r = corral_ll_plan_new(p, root, ps, &plan, err);
 	if (r < 0)
 		goto out;

@@ -48,6 +48,8 @@ static const char usage_options[] =
 	"  --max-output SIZE      per-stream capture cap with --json (default: 1M)\n"
 	"  --env NAME[=VALUE]     pass one host variable / set one; others are scrubbed\n"
 	"  --user USER[:GROUP]    identity when corral runs as root\n"
+	"  --proc host|private    the host's PID namespace and /proc, or the command's\n"
+	"                         own (host processes hidden; default: host)\n"
 	"  --provider local|docker  provider (default: local)\n"
 	"  --image IMAGE          docker image\n"
 	"  --compat strict|best-effort  refuse, or warn and run, when the kernel\n"
@@ -185,6 +187,7 @@ static const struct option common_longopts[] = {
 	{ "provider", required_argument, NULL, OPT_OVERLAY + 13 },
 	{ "image", required_argument, NULL, OPT_OVERLAY + 14 },
 	{ "compat", required_argument, NULL, OPT_OVERLAY + 15 },
+	{ "proc", required_argument, NULL, OPT_OVERLAY + 16 },
 	{}
 };
 

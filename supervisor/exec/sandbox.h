@@ -21,6 +21,7 @@
 #include "seccomp/seccomp.h"
 #include "supervisor/exec/engine.h"
 #include "supervisor/local/netns.h"
+#include "supervisor/local/procns.h"
 #include "supervisor/local/unotify/unotify.h"
 #include "policy/posture.h"
 
@@ -87,6 +88,7 @@ struct corral_sandbox {
 	 * the whole tree.
 	 */
 	bool cgroup_holds_tree;
+	bool nproc_in_userns; /* proc "private" in a user namespace: RLIMIT_NPROC = procs + 1 (its init) */
 	bool nproc_relative;  /* RLIMIT_NPROC = procs + the uid's task count ... */
 	long nproc_base;      /* ... counted once, when the sandbox is built, */
 	struct corral_count_job *nproc_job; /* ... by a thread, overlapping the rest of the setup */
@@ -101,6 +103,7 @@ struct corral_sandbox {
 	struct corral_docker *docker;
 
 	struct corral_netns_plan netns; /* network "loopback" (supervisor/local/netns.c) */
+	struct corral_procns_plan procns; /* proc "private" (supervisor/local/procns.c) */
 	int unix_mode;                  /* enum corral_unix_mode (supervisor/local/unotify/unotify.c) */
 	struct corral_unotify_plan *unotify; /* CORRAL_UNIX_MEDIATED only */
 };
@@ -203,6 +206,11 @@ struct corral_child {
 	 * the command's exit status.
 	 */
 	volatile bool reached_exec;
+	/*
+	 * proc "private": the stack the init (corral_pidns_init_main) starts
+	 * the command on, in the init's own copy of this memory; NULL otherwise.
+	 */
+	char *inner_stack_top;
 };
 
 /* Stages the child reports through the error pipe. */
@@ -232,6 +240,15 @@ enum corral_child_stage {
 	STAGE_USERNS_MAP,
 	STAGE_LOOPBACK_UP,
 	STAGE_UNOTIFY,
+	STAGE_PIDNS_PARENT,  /* proc "private": the steps of the namespace's init */
+	STAGE_PIDNS_MAP,
+	STAGE_PIDNS_MOUNTS,
+	STAGE_PIDNS_PROC,
+	STAGE_PIDNS_LANDLOCK,
+	STAGE_PIDNS_ROOT,
+	STAGE_PIDNS_SPAWN,
+	STAGE_PIDNS_STARTED, /* not an error: the command was exec'd (err 0) */
+	STAGE_PIDNS_DONE,    /* not an error: the command ended (err 0, wstatus...) */
 };
 const char *corral_child_stage_name(int stage);
 
@@ -246,9 +263,27 @@ struct corral_child_report {
 	bool has_interp;
 	int interp_err; /* the execve errno has_interp describes: ENOENT, or EACCES (interpreter denied) */
 	char interp[234];
+	/*
+	 * STAGE_PIDNS_DONE: the command's wait status, the largest ru_maxrss
+	 * of the processes the init reaped, and how many of them were still
+	 * alive when the command ended (killed then).
+	 */
+	int wstatus;
+	long max_rss_kb;
+	long leftovers;
 };
 
 /* The child entry point for clone(); never returns. */
 int corral_child_main(void *arg);
+
+/*
+ * proc "private": the entry point of a clone (not CLONE_VM) made with
+ * corral_procns_clone_flags(). It becomes pid 1 of the new namespace,
+ * mounts its /proc, starts corral_child_main on |arg|'s inner_stack_top,
+ * reports STAGE_PIDNS_STARTED (or a failure) on the error pipe, reaps
+ * every process of the namespace, kills what is left when the command
+ * ends, reports STAGE_PIDNS_DONE and exits 0. Never returns.
+ */
+int corral_pidns_init_main(void *arg);
 
 #endif

@@ -19,6 +19,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -659,6 +660,42 @@ static _child_ void close_all_but(int *keep, size_t n)
 	}
 }
 
+/* |*p| pointing into [lo, hi): moved by |delta|. */
+static _child_ void rebase(char **p, unsigned long lo, unsigned long hi, long delta)
+{
+	if (*p && (unsigned long)*p >= lo && (unsigned long)*p < hi)
+		*p += delta;
+}
+
+/*
+ * Blank [lo, hi), the host's argv strings, in this copy of the host; the
+ * pointers the command still uses into it (argv, the sh fallback's argv,
+ * envp, PATH) go to a copy of the strings first. Only this process's
+ * memory changes (no CLONE_VM). Without room for the copy, nothing is
+ * blanked: the command must still run.
+ */
+static _child_ void blank_host_args(struct corral_child *c, unsigned long lo, unsigned long hi)
+{
+	static const char name[] = "corral-init";
+	size_t len = hi - lo;
+	char *copy = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	long delta;
+
+	if (copy == MAP_FAILED)
+		return;
+	memcpy(copy, (void *)lo, len);
+	delta = (long)((unsigned long)copy - lo);
+	for (char **a = (char **)c->argv; a && *a; a++)
+		rebase(a, lo, hi, delta);
+	for (char **a = c->sh_argv ? c->sh_argv + 1 : NULL; a && (a == c->sh_argv + 1 || *a); a++)
+		rebase(a, lo, hi, delta);
+	for (char **e = (char **)c->envp; e && *e; e++)
+		rebase(e, lo, hi, delta);
+	rebase((char **)&c->path, lo, hi, delta);
+	memset((void *)lo, 0, len);
+	memcpy((void *)lo, name, len > sizeof(name) ? sizeof(name) : 0);
+}
+
 _child_ int corral_pidns_init_main(void *arg)
 {
 	struct corral_child *c = arg;
@@ -747,23 +784,21 @@ _child_ int corral_pidns_init_main(void *arg)
 	if (c->cpus)
 		(void)sched_setaffinity(0, sizeof(*c->cpus), c->cpus);
 
+	/*
+	 * The command reads every process's command line in its /proc, this
+	 * one's included: blank the host's arguments in this copy, before the
+	 * command runs. What the command still needs of them (its argv is
+	 * often a tail of corral's) moves to a copy first.
+	 */
+	if (arg_start && arg_end > arg_start)
+		blank_host_args(c, arg_start, arg_end);
+
 	/* The command: its parent-death check looks for this init, pid 1. */
 	c->parent = getpid();
 	c->reached_exec = false;
 	cmd = clone(corral_child_main, c->inner_stack_top, CLONE_VM | CLONE_VFORK | SIGCHLD, c);
 	if (cmd < 0)
 		fail(err_w, STAGE_PIDNS_SPAWN, errno);
-	/*
-	 * The command reads every process's command line in its /proc, this
-	 * one's included: blank the host's arguments in this copy, now that
-	 * execve copied the command's own (they may lie among them).
-	 */
-	if (arg_start && arg_end > arg_start) {
-		static const char name[] = "corral-init";
-
-		memset((void *)arg_start, 0, arg_end - arg_start);
-		memcpy((void *)arg_start, name, arg_end - arg_start > sizeof(name) ? sizeof(name) : 0);
-	}
 	/*
 	 * It exec'd or ended. A setup failure it reported is in the pipe
 	 * first; the parent takes the first report and ignores the rest.
@@ -782,12 +817,21 @@ _child_ int corral_pidns_init_main(void *arg)
 	for (;;) {
 		struct rusage ru = {};
 		int st = 0;
-		pid_t w = wait4(-1, &st, __WALL, &ru);
+		/* Interactive: the command's stops go to corral's job control (engine.c, tty_watch). */
+		pid_t w = wait4(-1, &st, __WALL | (c->interactive ? WUNTRACED : 0), &ru);
 
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
 			break; /* ECHILD: nothing left */
+		}
+		if (WIFSTOPPED(st)) {
+			if (w == cmd) {
+				rep = (struct corral_child_report){ .stage = STAGE_PIDNS_STOPPED,
+								    .wstatus = WSTOPSIG(st) };
+				wn = write(err_w, &rep, sizeof(rep));
+			}
+			continue;
 		}
 		if (ru.ru_maxrss > done.max_rss_kb)
 			done.max_rss_kb = ru.ru_maxrss;

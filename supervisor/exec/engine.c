@@ -870,25 +870,58 @@ static void tty_begin(struct tty *t)
 	t->have_start = tcgetattr(0, &t->start) == 0;
 }
 
-/* One tick of the event loop: has the command stopped, has corral been brought to the foreground? */
-static void tty_watch(struct tty *t, pid_t pid)
+/*
+ * proc "private": the reports of the namespace's init after the first
+ * (supervisor/exec/child.c): STAGE_PIDNS_STOPPED, each time the command
+ * stops (interactive runs), and STAGE_PIDNS_DONE, kept in |done|.
+ * Returns the stop signal of the first stop read, or 0.
+ */
+static int ns_reports(int rep_r, struct corral_child_report *done)
+{
+	struct corral_child_report rep;
+
+	while (read(rep_r, &rep, sizeof(rep)) == (ssize_t)sizeof(rep)) {
+		if (rep.stage == STAGE_PIDNS_STOPPED)
+			return rep.wstatus;
+		if (rep.stage == STAGE_PIDNS_DONE)
+			*done = rep;
+	}
+	return 0;
+}
+
+/*
+ * One tick of the event loop: has the command stopped, has corral been
+ * brought to the foreground? With proc "private" the command (|ns_cmd|,
+ * its group's leader) is no child of corral's: its init reports its stops.
+ */
+static void tty_watch(struct tty *t, pid_t pid, pid_t ns_cmd, int rep_r, struct corral_child_report *done)
 {
 	siginfo_t si = {};
+	int sig;
 
+	if (ns_cmd > 0)
+		pid = ns_cmd;
 	if (t->bg && tty_is_ours()) {
 		/* `fg` while the command ran in the background. */
 		tty_give(t, pid);
 		t->bg = false;
 		kill(-pid, SIGCONT);
 	}
-	if (waitid(P_PID, (id_t)pid, &si, WSTOPPED | WNOHANG | __WALL) < 0 || si.si_pid != pid ||
-	    si.si_code != CLD_STOPPED)
-		return;
+	if (ns_cmd > 0) {
+		sig = ns_reports(rep_r, done);
+		if (!sig)
+			return;
+	} else {
+		if (waitid(P_PID, (id_t)pid, &si, WSTOPPED | WNOHANG | __WALL) < 0 || si.si_pid != pid ||
+		    si.si_code != CLD_STOPPED)
+			return;
+		sig = si.si_status;
+	}
 	if (!t->bg) {
 		t->have_cmd = tcgetattr(0, &t->cmd) == 0;
 		tty_take(t);
 	}
-	tty_stop_self(si.si_status);
+	tty_stop_self(sig);
 	t->bg = !tty_is_ours();
 	if (!t->bg)
 		tty_give(t, pid);
@@ -937,7 +970,8 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 	struct pin pin = {};
 	/* proc "private": the main process is the namespace's init (child.c), not the command. */
 	const int ns_flags = sp->confine ? corral_procns_clone_flags(&sp->confine->procns) : 0;
-	pid_t pid = -1;
+	pid_t pid = -1, ns_cmd = 0;
+	struct corral_child_report ns_done = {};
 	int status = 0, r = 0;
 	ssize_t n;
 
@@ -1194,6 +1228,14 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 	}
 
 	pidfd = (int)syscall(__NR_pidfd_open, pid, 0);
+	/* An interactive run in a PID namespace: the command is the init's one child, here. */
+	if (interactive && ns_flags) {
+		char path[96], buf[64];
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+		if (read_small(path, buf, sizeof(buf)) > 0)
+			ns_cmd = (pid_t)atoi(buf);
+	}
 	for (int i = 0; sp->run && i < CORRAL_CG_MAX; i++)
 		if (sp->run->cg_dir[i])
 			want_watchdog = true;
@@ -1321,7 +1363,7 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 		if (exited)
 			break;
 		if (interactive)
-			tty_watch(&tty, pid);
+			tty_watch(&tty, pid, ns_cmd, rep_r, &ns_done);
 	}
 
 	/* What the main process wrote before it ended. */
@@ -1388,14 +1430,10 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 	 * killed (the deadline), and its status is then the result.
 	 */
 	if (ns_flags) {
-		struct corral_child_report done = {};
-
-		while ((n = read(rep_r, &done, sizeof(done))) == (ssize_t)sizeof(done))
-			if (done.stage == STAGE_PIDNS_DONE)
-				break;
-		if (n == (ssize_t)sizeof(done) && done.stage == STAGE_PIDNS_DONE) {
-			status = done.wstatus;
-			tally.max_rss_kb = done.max_rss_kb;
+		(void)ns_reports(rep_r, &ns_done);
+		if (ns_done.stage == STAGE_PIDNS_DONE) {
+			status = ns_done.wstatus;
+			tally.max_rss_kb = ns_done.max_rss_kb;
 			if (timed_out && WIFEXITED(status) && !sp->on_deadline)
 				timed_out = false;
 		}

@@ -249,6 +249,7 @@ enum corral_child_stage {
 	STAGE_PIDNS_SPAWN,
 	STAGE_PIDNS_STARTED, /* not an error: the command was exec'd (err 0) */
 	STAGE_PIDNS_DONE,    /* not an error: the command ended (err 0, wstatus...) */
+	STAGE_PIDNS_STOPPED, /* not an error: the command stopped (wstatus: the signal) */
 };
 const char *corral_child_stage_name(int stage);
 

@@ -62,6 +62,7 @@ static const struct {
 	{ "net.unix", "Unix sockets reach nothing outside the sandbox (pathname and abstract)" },
 	{ "syscall.bypass", "io_uring and foreign syscall ABIs (x32, i386) cannot get around the filter" },
 	{ "proc.isolation", "no signals, ptrace, resource limits, System V IPC objects or /proc/PID/{environ,mem,cwd,root,fd} of processes outside the sandbox (their cmdline and status stay visible)" },
+	{ "proc.private", "host processes are out of sight: a PID namespace and /proc of the run's own (proc \"private\")" },
 	{ "tty.no_injection", "no terminal input injection (TIOCSTI, TIOCLINUX)" },
 	{ "priv.none", "no privilege: no_new_privs, no capabilities, a non-root uid when corral runs as root" },
 	{ "lifetime", "nothing outlives the run: the deadline and the exit kill the whole tree" },
@@ -921,6 +922,19 @@ static void process_canaries(struct check *c)
 		snprintf(sid, sizeof(sid), "%d", id);
 		simple(c, "proc.isolation", "sysv", "seccomp.deny_table", (const char *[]){ "sysv", sid, NULL });
 		shmctl(id, IPC_RMID, NULL);
+	}
+	{
+		const struct corral_promise *pp = posture(c, "proc.private");
+
+		if (!pp || pp->state != CORRAL_PROMISE_ENFORCED)
+			record_dropped(c, "proc.private", "proc-private", "%s",
+				       pp ? pp->why : "proc \"private\" is not part of this policy");
+		else if (sleeper_alive(c, 0))
+			simple(c, "proc.private", "proc-private", "proc.private",
+			       (const char *[]){ "proc-private", pid, NULL });
+		else
+			record(c, "proc.private", "proc-private", R_INCONCLUSIVE,
+			       "control failed: the outside process (pid %s) is gone", pid);
 	}
 }
 

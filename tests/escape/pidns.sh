@@ -147,6 +147,17 @@ for m in host private; do
 	[ "$out" = 4 ] && ok "--proc $m: --procs 5 allows sh and 4 children" || bad "--proc $m: --procs 5 started $out children"
 done
 
+# -- corral check: the proc-private canary holds, and sees the outside process under --proc host
+out=$("$C" check --root "$R" --proc private --json | "$PY" -c '
+import json, sys
+print([p["state"] for p in json.load(sys.stdin)["promises"] if p["id"] == "proc.private"])')
+[ "$out" = "['held']" ] && ok "check --proc private: proc.private held" || bad "check --proc private: $out"
+out=$(hrun --ro "$(dirname "$C")" -- "$C" __canary proc-private $victim)
+[ "${out%% *}" = broken ] && ok "control: the proc-private canary under --proc host finds the outside process" ||
+	bad "control: the canary under --proc host: $out"
+out=$(prun --ro "$(dirname "$C")" -- "$C" __canary proc-private $victim)
+[ "${out%% *}" = held ] && ok "the proc-private canary under --proc private: $out" || bad "the canary under --proc private: $out"
+
 # -- strict refuses where no namespace can be made (as root: without CAP_SYS_ADMIN)
 no_ns=(env CORRAL_TEST_NO_USERNS=1)
 if is_root; then no_ns=(setpriv --inh-caps=-sys_admin --bounding-set=-sys_admin "${no_ns[@]}"); fi

@@ -52,9 +52,14 @@ if [ "$(sed -n 2p <<<"$out")" = 2 ] && [ "$(sed -n 3p <<<"$out")" = corral-init 
 else
 	bad "ls /proc with --proc private: $out"
 fi
-out=$(prun -c 'tr "\0" " " </proc/1/cmdline')
-grep -q -- "--root\|$R" <<<"$out" && bad "the init shows corral's own arguments: $out" ||
-	ok "the init's command line does not carry corral's arguments"
+# corral's own arguments (an --env value among them) are not the init's command line; the
+# command still gets what it needs of them (its argv and that variable point into them).
+out=$(prun --env PIDNS_K=kval-$$ -- sh -c 'tr "\0" " " </proc/1/cmdline; echo; echo "$PIDNS_K"' arg0)
+if ! sed -n 1p <<<"$out" | grep -q -- "--root\|$R\|kval-$$" && [ "$(sed -n 2p <<<"$out")" = kval-$$ ]; then
+	ok "the init's command line does not carry corral's arguments; the command's argv and --env value intact"
+else
+	bad "the init's command line or the command's environment: $out"
+fi
 
 # -- the confinement is unchanged inside
 expect_allowed "sh: /proc/self/status readable" prun -c 'grep -q ^Pid: /proc/self/status'

@@ -91,7 +91,7 @@ int corral_policy_load_string(const char *json, struct corral_policy **out,
  * |option| is the long option name without dashes, as in DESIGN.md:
  * "root", "ro", "rw", "net", "timeout", "memory", "cpu", "procs",
  * "file-size", "open-files", "max-output", "env", "user", "provider",
- * "image", "compat". "ro", "rw" and "env" append; the rest replace.
+ * "image", "compat", "proc". "ro", "rw" and "env" append; the rest replace.
  * Relative "root", "ro" and "rw" values are made absolute against the
  * current directory (getcwd); every path is normalised lexically. "env"
  * takes NAME (pass from the host) or NAME=VALUE (set); the later one for a

@@ -61,7 +61,7 @@ static const struct {
 	{ "net.families", "no packet or vsock sockets, whatever the network mode" },
 	{ "net.unix", "Unix sockets reach nothing outside the sandbox (pathname and abstract)" },
 	{ "syscall.bypass", "io_uring and foreign syscall ABIs (x32, i386) cannot get around the filter" },
-	{ "proc.isolation", "no signals, ptrace, resource limits, System V IPC objects or /proc/PID/{environ,mem,cwd,root,fd} of processes outside the sandbox (their cmdline and status stay visible)" },
+	{ "proc.isolation", "no signals, ptrace, resource limits, System V IPC objects or /proc/PID/{environ,mem,cwd,root,fd} of processes outside the sandbox (their cmdline and status stay visible under proc \"host\": see proc.private)" },
 	{ "proc.private", "host processes are out of sight: a PID namespace and /proc of the run's own (proc \"private\")" },
 	{ "tty.no_injection", "no terminal input injection (TIOCSTI, TIOCLINUX)" },
 	{ "priv.none", "no privilege: no_new_privs, no capabilities, a non-root uid when corral runs as root" },

@@ -967,6 +967,22 @@ int corral_ll_ruleset(const struct corral_ll_plan *plan, int extra_rw_fd,
 	return TAKE_FD(rfd);
 }
 
+/* Runs in a forked child on its own stack: no sanitizer instrumentation (see supervisor/exec/child.c). */
+__attribute__((no_sanitize("address", "undefined"))) int corral_ll_add_proc(const struct corral_ll_plan *plan,
+									      int ruleset_fd)
+{
+	int fd, r;
+
+	if (!plan || ruleset_fd < 0 || !(plan->handled_fs & LL_PROC))
+		return 0;
+	fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	r = add_path_rule(ruleset_fd, fd, LL_PROC & plan->handled_fs);
+	close(fd);
+	return r;
+}
+
 int corral_ll_restrict_self(int ruleset_fd)
 {
 	/*

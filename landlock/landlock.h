@@ -99,4 +99,13 @@ uint64_t corral_ll_fs_rights(int abi);
 /* In the forked child: landlock_restrict_self(fd, flags). Async-signal-safe. */
 int corral_ll_restrict_self(int ruleset_fd);
 
+/*
+ * Add to |ruleset_fd| the read rights the plan gives /proc, for the /proc
+ * now mounted in this process's mount namespace (a fresh proc mount of a
+ * PID namespace is another filesystem than the one the plan opened, and
+ * Landlock rules follow inodes, not names). Async-signal-safe, no malloc.
+ * Returns 0 or -errno.
+ */
+int corral_ll_add_proc(const struct corral_ll_plan *plan, int ruleset_fd);
+
 #endif

@@ -84,7 +84,7 @@ _public_ char *corral_policy_dump(const struct corral_policy *p)
 	if (!env_set)
 		goto out;
 	/* Keys in the DESIGN.md order; json_pack's "o" steals each reference, even on failure. */
-	o = json_pack("{s:s?, s:o, s:i, s:s?, s:s?, s:o,"
+	o = json_pack("{s:s?, s:o, s:i, s:s?, s:s?, s:s?, s:o,"
 		      " s:{s:o, s:o, s:b},"
 		      " s:{s:o, s:I, s:I, s:o, s:I, s:o},"
 		      " s:{s:o, s:o},"
@@ -93,6 +93,7 @@ _public_ char *corral_policy_dump(const struct corral_policy *p)
 		      "root", string_or_null(p->root),
 		      "timeout", 0,
 		      "network", corral_enum_to_name(corral_network_names, p->network),
+		      "proc", corral_enum_to_name(corral_proc_names, p->proc),
 		      "compat", corral_enum_to_name(corral_compat_names, p->compat),
 		      "user", string_or_null(p->user),
 		      "fs",

@@ -209,6 +209,11 @@ static int k_network(struct corral_policy *p, const char *path, json_t *v, struc
 	return get_enum(path, v, corral_network_names, &p->network, err);
 }
 
+static int k_proc(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err)
+{
+	return get_enum(path, v, corral_proc_names, &p->proc, err);
+}
+
 static int k_compat(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err)
 {
 	return get_enum(path, v, corral_compat_names, &p->compat, err);
@@ -465,6 +470,7 @@ static const struct key_handler top_keys[] = {
 	{ "root", k_root },
 	{ "timeout", k_timeout },
 	{ "network", k_network },
+	{ "proc", k_proc },
 	{ "compat", k_compat },
 	{ "user", k_user },
 	{ "fs", k_fs },

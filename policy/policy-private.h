@@ -16,6 +16,7 @@ struct corral_enum_name {
 
 extern const struct corral_enum_name corral_provider_names[];
 extern const struct corral_enum_name corral_network_names[];
+extern const struct corral_enum_name corral_proc_names[];
 extern const struct corral_enum_name corral_compat_names[];
 
 const char *corral_enum_to_name(const struct corral_enum_name *t, int value);

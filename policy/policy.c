@@ -18,6 +18,11 @@ const struct corral_enum_name corral_network_names[] = {
 	{ "host", CORRAL_NET_HOST },
 	{},
 };
+const struct corral_enum_name corral_proc_names[] = {
+	{ "host", CORRAL_PROC_HOST },
+	{ "private", CORRAL_PROC_PRIVATE },
+	{},
+};
 const struct corral_enum_name corral_compat_names[] = {
 	{ "strict", CORRAL_COMPAT_STRICT },
 	{ "best-effort", CORRAL_COMPAT_BEST_EFFORT },
@@ -316,6 +321,7 @@ _public_ int corral_policy_new(struct corral_policy **out)
 	p->root = NULL;
 	p->timeout = 30;
 	p->network = CORRAL_NET_NONE;
+	p->proc = CORRAL_PROC_HOST; /* docs/policy.md: what a private one costs a run */
 	p->compat = CORRAL_COMPAT_STRICT;
 	p->user = NULL;
 	for (size_t i = 0; r == 0 && corral_default_read_only[i]; i++)

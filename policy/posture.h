@@ -65,9 +65,10 @@
 	X(SECCOMP_DOCKER_DEFAULT, "seccomp.docker_default", CORRAL_PK_POSTURE, "docker's default seccomp profile", \
 	  "docker") \
 	X(PROC_ISOLATION, "proc.isolation", CORRAL_PK_CHECK, \
-	  "no signals, ptrace, resource limits, System V IPC objects or /proc/PID/{environ,mem,cwd,root,fd} of processes outside the sandbox (their cmdline and status stay visible)", \
+	  "no signals, ptrace, resource limits, System V IPC objects or /proc/PID/{environ,mem,cwd,root,fd} of processes outside the sandbox (their cmdline and status stay visible under proc \"host\": see proc.private)", \
 	  "Landlock scopes, seccomp") \
-	X(PROC_PRIVATE, "proc.private", CORRAL_PK_POSTURE, "the command's own PID namespace and /proc", \
+	X(PROC_PRIVATE, "proc.private", CORRAL_PK_POSTURE | CORRAL_PK_CHECK, \
+	  "host processes are out of sight: a PID namespace and /proc of the run's own (proc \"private\")", \
 	  "PID namespace") \
 	X(SCOPE_PTRACE, "scope.ptrace", CORRAL_PK_POSTURE, "no ptrace or /proc/PID of processes outside the sandbox", \
 	  "Landlock ABI 1") \

@@ -112,6 +112,8 @@ int corral_policy_overlay(struct corral_policy *p, const char *option, const cha
 	}
 	if (strcmp(option, "net") == 0)
 		return pv_enum(name, corral_network_names, value, &p->network, err);
+	if (strcmp(option, "proc") == 0)
+		return pv_enum(name, corral_proc_names, value, &p->proc, err);
 	if (strcmp(option, "provider") == 0)
 		return pv_enum(name, corral_provider_names, value, &p->provider, err);
 	if (strcmp(option, "compat") == 0)

@@ -897,6 +897,59 @@ static int c_proc(int argc, char **argv)
 	return verdict(&o);
 }
 
+/*
+ * proc "private": the outside process (argv[0]), a host process of the
+ * command's own uid whose command line names the sleeper canary, is not
+ * in this /proc at all. Control: this process's own command line reads.
+ */
+static int c_proc_private(int argc, char **argv)
+{
+	char path[300], buf[512];
+	struct obs o = {};
+	ssize_t n;
+	int fd;
+	DIR *d;
+
+	fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
+	if (n <= 0) {
+		int e = n < 0 ? errno : EIO;
+
+		safe_close(fd);
+		return control_failed("read /proc/self/cmdline", e);
+	}
+	close(fd);
+	snprintf(path, sizeof(path), "/proc/%s/cmdline", argv[0]);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	ATTACK(&o, "read /proc/PID/cmdline of the outside process", fd >= 0 ? n : -1);
+	safe_close(fd);
+	/* Any process whose command line names the sleeper, under whatever pid. */
+	d = opendir("/proc");
+	if (!d)
+		return control_failed("opendir /proc", errno);
+	for (struct dirent *e; (e = readdir(d));) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+		safe_close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = 0;
+		for (ssize_t i = 0; i < n; i++)
+			if (!buf[i])
+				buf[i] = ' ';
+		if (strstr(buf, CANARY_VERB " sleeper")) {
+			attack(&o, "find the outside process's command line in /proc", 0, 0);
+			break;
+		}
+	}
+	closedir(d);
+	return verdict(&o);
+}
+
 static int c_tty(int argc, char **argv)
 {
 	struct termios t;
@@ -1396,6 +1449,7 @@ static const struct {
 	{ "signal", 1, c_signal },
 	{ "ptrace", 1, c_ptrace },
 	{ "proc", 1, c_proc },
+	{ "proc-private", 1, c_proc_private },
 	{ "prlimit", 1, c_prlimit },
 	{ "sysv", 1, c_sysv },
 	{ "tty", 1, c_tty },

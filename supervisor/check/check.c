@@ -888,6 +888,19 @@ static void process_canaries(struct check *c)
 		simple(c, CORRAL_P_PROC_ISOLATION, "sysv", CORRAL_P_SECCOMP_DENY_TABLE, (const char *[]){ "sysv", sid, NULL });
 		shmctl(id, IPC_RMID, NULL);
 	}
+	{
+		const struct corral_promise *pp = posture(c, CORRAL_P_PROC_PRIVATE);
+
+		if (!pp || pp->state != CORRAL_PROMISE_ENFORCED)
+			record_dropped(c, CORRAL_P_PROC_PRIVATE, "proc-private", "%s",
+				       pp ? pp->why : "proc \"private\" is not part of this policy");
+		else if (sleeper_alive(c, 0))
+			simple(c, CORRAL_P_PROC_PRIVATE, "proc-private", CORRAL_P_PROC_PRIVATE,
+			       (const char *[]){ "proc-private", pid, NULL });
+		else
+			record(c, CORRAL_P_PROC_PRIVATE, "proc-private", R_INCONCLUSIVE,
+			       "control failed: the outside process (pid %s) is gone", pid);
+	}
 }
 
 static void tty_canaries(struct check *c)

@@ -22,6 +22,7 @@
 #include "seccomp/seccomp.h"
 #include "supervisor/docker/docker.h"
 #include "supervisor/local/netns.h"
+#include "supervisor/local/procns.h"
 #include "policy/posture.h"
 #include "supervisor/exec/sandbox.h"
 #include "supervisor/local/unotify/unotify.h"
@@ -295,6 +296,7 @@ _public_ int corral_probe(const struct corral_policy *p, char **json_out, struct
 {
 	struct corral_policy *defaults = NULL, *work = NULL;
 	struct corral_netns_plan netns;
+	struct corral_procns_plan procns_any; /* what --proc private would get here, whatever the policy */
 	char netns_why[200];
 	struct corral_posture *ps = NULL;
 	struct corral_ll_plan *plan = NULL;
@@ -388,6 +390,11 @@ _public_ int corral_probe(const struct corral_policy *p, char **json_out, struct
 		goto report;
 	}
 	corral_netns_posture(work, &netns, ps);
+	{
+		struct corral_procns_plan procns;
+
+		corral_procns_posture(work, &procns, ps);
+	}
 	r = corral_ll_plan_new(p, root, ps, &plan, &ierr);
 	if (r < 0) {
 		if (ierr.code == CORRAL_E_INTERNAL) {
@@ -461,12 +468,13 @@ report:
 		refusal = json_string(dropped->why);
 	else
 		refusal = json_null();
-	o = json_pack("{s:i,s:i,s:b,s:b,s:b,s:b,s:b,s:s?,s:s,s:s,s:s,s:b,s:b,s:b,s:o*,s:O}",
+	o = json_pack("{s:i,s:i,s:b,s:b,s:b,s:b,s:b,s:b,s:s?,s:s,s:s,s:s,s:b,s:b,s:b,s:o*,s:O}",
 		      "landlock_abi", corral_landlock_abi(),
 		      "landlock_errata", corral_ll_errata(),
 		      "seccomp", corral_seccomp_available(),
 		      "user_namespaces", probe_user_namespaces(),
 		      "network_namespaces", corral_netns_check(&netns, netns_why, sizeof(netns_why)) == 0,
+		      "pid_namespaces", corral_procns_check(&procns_any, netns_why, sizeof(netns_why)) == 0,
 		      "docker", probe_docker(),
 		      "running_as_root", geteuid() == 0,
 		      "root", root ? root : p->root,

@@ -53,6 +53,8 @@ static const char usage_options[] =
 	"  --cwd DIR              working directory, relative to the root (default: the root)\n"
 	"  --audit FILE           append one JSON line per run to FILE\n"
 	"  --user USER[:GROUP]    identity when corral runs as root\n"
+	"  --proc host|private    the host's PID namespace and /proc, or the command's\n"
+	"                         own (host processes hidden; default: host)\n"
 	"  --provider local|docker|auto  provider (default: local; auto: docker where usable)\n"
 	"  --image IMAGE          docker image\n"
 	"  --compat strict|best-effort  refuse, or warn and run, when the kernel\n"
@@ -162,6 +164,7 @@ static const struct option common_longopts[] = {
 	{ "cwd", required_argument, NULL, OPT_OVERLAY + 16 },
 	{ "preset", required_argument, NULL, OPT_OVERLAY + 17 },
 	{ "audit", required_argument, NULL, OPT_OVERLAY + 18 },
+	{ "proc", required_argument, NULL, OPT_OVERLAY + 19 },
 	{}
 };
 

@@ -30,6 +30,7 @@ static int print_text(const char *json)
 	printf("seccomp: %s\n", yes_no(o, "seccomp"));
 	printf("user namespaces: %s\n", yes_no(o, "user_namespaces"));
 	printf("network namespaces (network \"loopback\"): %s\n", yes_no(o, "network_namespaces"));
+	printf("PID namespaces (proc \"private\"): %s\n", yes_no(o, "pid_namespaces"));
 	printf("docker: %s\n", json_is_true(json_object_get(o, "docker")) ? "daemon answers" : "no");
 	printf("running as root: %s\n", yes_no(o, "running_as_root"));
 	printf("\npolicy: root %s, network %s, compat %s, provider %s\n",

@@ -19,9 +19,13 @@
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -68,6 +72,13 @@ const char *corral_child_stage_name(int stage)
 		[STAGE_USERNS_MAP] = "writing the user namespace's uid/gid maps (network \"loopback\")",
 		[STAGE_LOOPBACK_UP] = "bringing lo up (network \"loopback\")",
 		[STAGE_UNOTIFY] = "installing the Unix-socket mediation filter",
+		[STAGE_PIDNS_PARENT] = "parent exited (proc \"private\")",
+		[STAGE_PIDNS_MAP] = "writing the user namespace's uid/gid maps (proc \"private\"; --proc host runs without)",
+		[STAGE_PIDNS_MOUNTS] = "making the mount namespace's mounts private (proc \"private\"; --proc host runs without)",
+		[STAGE_PIDNS_PROC] = "mounting the PID namespace's /proc (proc \"private\"; a /proc with masked paths, as in a container, cannot be mounted again: --proc host runs without)",
+		[STAGE_PIDNS_LANDLOCK] = "granting the private /proc in the Landlock ruleset (proc \"private\")",
+		[STAGE_PIDNS_ROOT] = "finding the root in the run's mount namespace (proc \"private\"; EAGAIN: it moved while the run started)",
+		[STAGE_PIDNS_SPAWN] = "starting the command inside the PID namespace (proc \"private\")",
 	};
 	if (stage > 0 && (size_t)stage < ARRAY_SIZE(names) && names[stage])
 		return names[stage];
@@ -586,4 +597,299 @@ _child_ int corral_child_main(void *arg)
 			rep.has_interp = false;
 		fail_report(err_w, &rep);
 	}
+}
+
+/* ------------------------------------------------------------------ proc "private" */
+
+/*
+ * The rest of this file is the init of a run's PID namespace. It runs in a
+ * clone without CLONE_VM: a copy of the host process, alone in it (the host
+ * may be multithreaded), so it still makes async-signal-safe calls only,
+ * but it owns its memory and outlives the command's execve.
+ */
+
+/* Fields 4 (ppid), 48 and 49 (arg_start, arg_end) of /proc/self/stat; false if unreadable. */
+static _child_ bool self_stat(long *ppid, unsigned long *arg_start, unsigned long *arg_end)
+{
+	char b[1024];
+	ssize_t n;
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC), field = 3;
+	char *p = NULL;
+
+	if (fd < 0)
+		return false;
+	n = read(fd, b, sizeof(b) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	b[n] = 0;
+	for (ssize_t i = 0; i < n; i++) /* the comm may hold ')': the last one ends it */
+		if (b[i] == ')')
+			p = b + i + 1;
+	if (!p)
+		return false;
+	*ppid = -1;
+	*arg_start = *arg_end = 0;
+	while (*p) {
+		unsigned long v = 0;
+
+		while (*p == ' ')
+			p++;
+		while (*p >= '0' && *p <= '9')
+			v = v * 10 + (unsigned long)(*p++ - '0');
+		if (field == 4)
+			*ppid = (long)v;
+		else if (field == 48)
+			*arg_start = v;
+		else if (field == 49)
+			*arg_end = v;
+		while (*p && *p != ' ')
+			p++;
+		field++;
+	}
+	return *ppid >= 0;
+}
+
+static _child_ int write_all(const char *path, const char *s)
+{
+	size_t len = str_len(s);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, len);
+	if (n != (ssize_t)len) {
+		int e = n < 0 ? errno : EIO;
+
+		close(fd);
+		return -e;
+	}
+	close(fd);
+	return 0;
+}
+
+/*
+ * Close every fd but |keep| (and 0..2): the init is a copy of the host,
+ * fds and all, and never execs, so a pipe end it kept open would keep the
+ * host's readers from their EOF (the run's own stdin among them) for the
+ * whole run.
+ */
+static _child_ void close_all_but(int *keep, size_t n)
+{
+	unsigned lo = 3;
+
+	/* Insertion sort: a dozen numbers at most. */
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
+			int t = keep[j];
+
+			keep[j] = keep[j - 1];
+			keep[j - 1] = t;
+		}
+	for (size_t i = 0; i <= n; i++) {
+		unsigned hi = i < n ? (unsigned)keep[i] : ~0U;
+
+		if (i < n && keep[i] < (int)lo)
+			continue;
+		if (hi > lo && syscall(SYS_close_range, lo, hi - 1, 0) < 0) {
+			/* Before Linux 5.9: one by one, up to the fd limit. */
+			struct rlimit rl;
+			unsigned end = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536 ?
+				       (unsigned)rl.rlim_cur : 65536;
+
+			for (unsigned fd = lo; fd < hi && fd < end; fd++)
+				close((int)fd);
+		}
+		if (i < n)
+			lo = (unsigned)keep[i] + 1;
+	}
+}
+
+/* |*p| pointing into [lo, hi): moved by |delta|. */
+static _child_ void rebase(char **p, unsigned long lo, unsigned long hi, long delta)
+{
+	if (*p && (unsigned long)*p >= lo && (unsigned long)*p < hi)
+		*p += delta;
+}
+
+/*
+ * Blank [lo, hi), the host's argv strings, in this copy of the host; the
+ * pointers the command still uses into it (argv, the sh fallback's argv,
+ * envp, PATH) go to a copy of the strings first. Only this process's
+ * memory changes (no CLONE_VM). Without room for the copy, nothing is
+ * blanked: the command must still run.
+ */
+static _child_ void blank_host_args(struct corral_child *c, unsigned long lo, unsigned long hi)
+{
+	static const char name[] = "corral-init";
+	size_t len = hi - lo;
+	char *copy = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	long delta;
+
+	if (copy == MAP_FAILED)
+		return;
+	memcpy(copy, (void *)lo, len);
+	delta = (long)((unsigned long)copy - lo);
+	for (char **a = (char **)c->argv; a && *a; a++)
+		rebase(a, lo, hi, delta);
+	for (char **a = c->sh_argv ? c->sh_argv + 1 : NULL; a && (a == c->sh_argv + 1 || *a); a++)
+		rebase(a, lo, hi, delta);
+	for (char **e = (char **)c->envp; e && *e; e++)
+		rebase(e, lo, hi, delta);
+	rebase((char **)&c->path, lo, hi, delta);
+	memset((void *)lo, 0, len);
+	memcpy((void *)lo, name, len > sizeof(name) ? sizeof(name) : 0);
+}
+
+_child_ int corral_pidns_init_main(void *arg)
+{
+	struct corral_child *c = arg;
+	const struct corral_sandbox *sb = c->sb;
+	const struct corral_run *run = c->run;
+	struct corral_child_report rep = {}, done = { .stage = STAGE_PIDNS_DONE };
+	int err_w = c->err_w, keep[16];
+	unsigned long arg_start, arg_end;
+	bool cmd_ended = false;
+	size_t nk = 0;
+	ssize_t _unused_ wn;
+	long ppid;
+	pid_t cmd;
+	int r;
+
+	/*
+	 * Die with the parent; then make sure it did not die already. The
+	 * parent lies outside this namespace (getppid() says 0): the host's
+	 * /proc, still mounted here, names it.
+	 */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		fail(err_w, STAGE_PDEATHSIG, errno);
+	if (!self_stat(&ppid, &arg_start, &arg_end) || ppid != c->parent)
+		fail(err_w, STAGE_PIDNS_PARENT, ESRCH);
+	(void)prctl(PR_SET_NAME, "corral-init", 0, 0, 0);
+
+	keep[nk++] = err_w;
+	keep[nk++] = c->fd_in;
+	keep[nk++] = c->fd_out;
+	keep[nk++] = c->fd_err;
+	if (sb)
+		keep[nk++] = sb->root_fd;
+	if (run) {
+		keep[nk++] = run->ruleset_fd;
+		keep[nk++] = run->un_child;
+		for (int i = 0; i < CORRAL_CG_MAX; i++)
+			keep[nk++] = run->cg_fd[i];
+	}
+	close_all_but(keep, nk);
+
+	/* The init too: the run's cgroups hold the whole namespace. */
+	for (int i = 0; run && i < CORRAL_CG_MAX; i++)
+		if (run->cg_fd[i] >= 0 && write(run->cg_fd[i], "0", 1) != 1)
+			fail(err_w, STAGE_CGROUP, errno);
+
+	if (sb && sb->procns.mode == CORRAL_PROCNS_USERNS) {
+		/* An unprivileged process may map only its own ids, and gid_map only once setgroups is denied. */
+		r = write_all("/proc/self/setgroups", "deny");
+		if (r < 0 && r != -ENOENT)
+			fail(err_w, STAGE_PIDNS_MAP, -r);
+		r = write_all("/proc/self/uid_map", sb->procns.uid_map);
+		if (r == 0)
+			r = write_all("/proc/self/gid_map", sb->procns.gid_map);
+		if (r < 0)
+			fail(err_w, STAGE_PIDNS_MAP, -r);
+	}
+	/* A proc mounted on a shared "/" would propagate to the host: slave first. */
+	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+		fail(err_w, STAGE_PIDNS_MOUNTS, errno);
+	/* This namespace's processes only; no hidepid needed. */
+	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		fail(err_w, STAGE_PIDNS_PROC, errno);
+	/*
+	 * The root fd names the directory in the host's mount namespace: a
+	 * working directory there is unreachable from this one (getcwd fails,
+	 * ".." climbs the other tree). The same directory here, by its path,
+	 * proven the same by device and inode, takes its number.
+	 */
+	if (sb && sb->root_fd >= 0 && sb->root) {
+		struct stat a, b;
+		int fd = open(sb->root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+		if (fd < 0)
+			fail(err_w, STAGE_PIDNS_ROOT, errno);
+		if (fstat(fd, &a) < 0 || fstat(sb->root_fd, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+			fail(err_w, STAGE_PIDNS_ROOT, EAGAIN);
+		if (dup3(fd, sb->root_fd, O_CLOEXEC) < 0)
+			fail(err_w, STAGE_PIDNS_ROOT, errno);
+		close(fd);
+	}
+	if (sb && run && run->ruleset_fd >= 0) {
+		r = corral_ll_add_proc(sb->ll, run->ruleset_fd);
+		if (r < 0)
+			fail(err_w, STAGE_PIDNS_LANDLOCK, -r);
+	}
+	if (c->cpus)
+		(void)sched_setaffinity(0, sizeof(*c->cpus), c->cpus);
+
+	/*
+	 * The command reads every process's command line in its /proc, this
+	 * one's included: blank the host's arguments in this copy, before the
+	 * command runs. What the command still needs of them (its argv is
+	 * often a tail of corral's) moves to a copy first.
+	 */
+	if (arg_start && arg_end > arg_start)
+		blank_host_args(c, arg_start, arg_end);
+
+	/* The command: its parent-death check looks for this init, pid 1. */
+	c->parent = getpid();
+	c->reached_exec = false;
+	cmd = clone(corral_child_main, c->inner_stack_top, CLONE_VM | CLONE_VFORK | SIGCHLD, c);
+	if (cmd < 0)
+		fail(err_w, STAGE_PIDNS_SPAWN, errno);
+	/*
+	 * It exec'd or ended. A setup failure it reported is in the pipe
+	 * first; the parent takes the first report and ignores the rest.
+	 */
+	rep = (struct corral_child_report){ .stage = c->reached_exec ? STAGE_PIDNS_STARTED : STAGE_UNREPORTED,
+					    .err = c->reached_exec ? 0 : EIO };
+	wn = write(err_w, &rep, sizeof(rep));
+
+	/*
+	 * Reap every process of the namespace (orphans come here, not to
+	 * corral's subreaper); when the command ends, kill the rest: kill(-1)
+	 * from pid 1 reaches every other process of the namespace. Every
+	 * signal stays blocked (the parent blocked them around clone), so no
+	 * host handler runs and wait4 is never interrupted.
+	 */
+	for (;;) {
+		struct rusage ru = {};
+		int st = 0;
+		/* Interactive: the command's stops go to corral's job control (engine.c, tty_watch). */
+		pid_t w = wait4(-1, &st, __WALL | (c->interactive ? WUNTRACED : 0), &ru);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			break; /* ECHILD: nothing left */
+		}
+		if (WIFSTOPPED(st)) {
+			if (w == cmd) {
+				rep = (struct corral_child_report){ .stage = STAGE_PIDNS_STOPPED,
+								    .wstatus = WSTOPSIG(st) };
+				wn = write(err_w, &rep, sizeof(rep));
+			}
+			continue;
+		}
+		if (ru.ru_maxrss > done.max_rss_kb)
+			done.max_rss_kb = ru.ru_maxrss;
+		if (w == cmd) {
+			done.wstatus = st;
+			cmd_ended = true;
+			kill(-1, SIGKILL);
+		} else if (cmd_ended && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL) {
+			done.leftovers++;
+		}
+	}
+	if (cmd_ended)
+		wn = write(err_w, &done, sizeof(done));
+	_exit(0);
 }

@@ -846,25 +846,58 @@ static void tty_begin(struct tty *t)
 	t->have_start = tcgetattr(0, &t->start) == 0;
 }
 
-/* One tick of the event loop: has the command stopped, has corral been brought to the foreground? */
-static void tty_watch(struct tty *t, pid_t pid)
+/*
+ * proc "private": the reports of the namespace's init after the first
+ * (supervisor/exec/child.c): STAGE_PIDNS_STOPPED, each time the command
+ * stops (interactive runs), and STAGE_PIDNS_DONE, kept in |done|.
+ * Returns the stop signal of the first stop read, or 0.
+ */
+static int ns_reports(int rep_r, struct corral_child_report *done)
+{
+	struct corral_child_report rep;
+
+	while (read(rep_r, &rep, sizeof(rep)) == (ssize_t)sizeof(rep)) {
+		if (rep.stage == STAGE_PIDNS_STOPPED)
+			return rep.wstatus;
+		if (rep.stage == STAGE_PIDNS_DONE)
+			*done = rep;
+	}
+	return 0;
+}
+
+/*
+ * One tick of the event loop: has the command stopped, has corral been
+ * brought to the foreground? With proc "private" the command (|ns_cmd|,
+ * its group's leader) is no child of corral's: its init reports its stops.
+ */
+static void tty_watch(struct tty *t, pid_t pid, pid_t ns_cmd, int rep_r, struct corral_child_report *done)
 {
 	siginfo_t si = {};
+	int sig;
 
+	if (ns_cmd > 0)
+		pid = ns_cmd;
 	if (t->bg && tty_is_ours()) {
 		/* `fg` while the command ran in the background. */
 		tty_give(t, pid);
 		t->bg = false;
 		kill(-pid, SIGCONT);
 	}
-	if (waitid(P_PID, (id_t)pid, &si, WSTOPPED | WNOHANG | __WALL) < 0 || si.si_pid != pid ||
-	    si.si_code != CLD_STOPPED)
-		return;
+	if (ns_cmd > 0) {
+		sig = ns_reports(rep_r, done);
+		if (!sig)
+			return;
+	} else {
+		if (waitid(P_PID, (id_t)pid, &si, WSTOPPED | WNOHANG | __WALL) < 0 || si.si_pid != pid ||
+		    si.si_code != CLD_STOPPED)
+			return;
+		sig = si.si_status;
+	}
 	if (!t->bg) {
 		t->have_cmd = tcgetattr(0, &t->cmd) == 0;
 		tty_take(t);
 	}
-	tty_stop_self(si.si_status);
+	tty_stop_self(sig);
 	t->bg = !tty_is_ours();
 	if (!t->bg)
 		tty_give(t, pid);
@@ -922,6 +955,14 @@ struct run {
 	void *stack;
 	struct corral_child_report rep; /* rep.err: setup or execve failed in the child */
 	pid_t pid;                      /* the main process, once cloned */
+	/*
+	 * proc "private": the clone flags of the namespace's init (the main
+	 * process then, child.c), the command's pid when the run is
+	 * interactive, and the init's last report.
+	 */
+	int ns_flags;
+	pid_t ns_cmd;
+	struct corral_child_report ns_done;
 	bool main_reaped;
 	int status;                     /* its wait status, once reaped */
 	double main_cpu_ms;             /* its CPU time (and its reaped children's), once reaped */
@@ -1096,8 +1137,15 @@ static int run_spawn(struct run *run)
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_mutex_lock(&g_lock);
-	run->pid = clone(corral_child_main, (char *)run->stack + CHILD_STACK_SIZE,
-			 CLONE_VM | CLONE_VFORK | SIGCHLD, &run->child);
+	if (run->ns_flags) {
+		/* The init's copy of this stack: it runs at the top, the command below the middle. */
+		run->child.inner_stack_top = (char *)run->stack + CHILD_STACK_SIZE / 2;
+		run->pid = clone(corral_pidns_init_main, (char *)run->stack + CHILD_STACK_SIZE,
+				 run->ns_flags | SIGCHLD, &run->child);
+	} else {
+		run->pid = clone(corral_child_main, (char *)run->stack + CHILD_STACK_SIZE,
+				 CLONE_VM | CLONE_VFORK | SIGCHLD, &run->child);
+	}
 	if (run->pid > 0 && reg_add(run->pid, run->pid) < 0) {
 		/* Out of memory: the child already runs; kill it as a setup error. */
 		kill(run->pid, SIGKILL);
@@ -1105,6 +1153,10 @@ static int run_spawn(struct run *run)
 	}
 	pthread_mutex_unlock(&g_lock);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (run->pid < 0 && run->ns_flags)
+		return corral_err(run->err, CORRAL_E_SETUP, errno,
+				  "creating the PID namespace (proc \"private\"): clone: %s; --proc host runs without",
+				  corral_strerror(errno));
 	if (run->pid < 0)
 		return corral_err(run->err, CORRAL_E_SETUP, errno, "clone: %s", corral_strerror(errno));
 	if (g_stack_key == (pthread_key_t)-1)
@@ -1124,13 +1176,24 @@ static int run_spawn(struct run *run)
 	 * that released us, and then for this thread to be scheduled again —
 	 * 0.3 ms per run measured here, while the command was already running.
 	 */
+	/*
+	 * The init of a PID namespace is no vfork: wait for its first report
+	 * (the command exec'd, or why not); EOF if it died without one.
+	 */
+	if (run->rep.err == 0 && run->ns_flags) {
+		struct pollfd rp = { .fd = run->rep_r, .events = POLLIN };
+
+		while (poll(&rp, 1, -1) < 0 && errno == EINTR)
+			;
+	}
 	if (run->rep.err == 0) {
 		do
 			n = read(run->rep_r, &run->rep, sizeof(run->rep));
 		while (n < 0 && errno == EINTR);
 		if (n != (ssize_t)sizeof(run->rep))
-			run->rep = (struct corral_child_report){};
-		if (run->rep.err == 0 && !run->child.reached_exec)
+			run->rep = (struct corral_child_report){ .stage = run->ns_flags ? STAGE_UNREPORTED : 0,
+								 .err = run->ns_flags ? EIO : 0 };
+		if (run->rep.err == 0 && !run->ns_flags && !run->child.reached_exec)
 			run->rep = (struct corral_child_report){ .stage = STAGE_UNREPORTED, .err = EIO };
 	}
 	return 0;
@@ -1159,6 +1222,14 @@ static void run_started(struct run *run)
 	const struct corral_run *cr = run->sp->run;
 
 	run->pidfd = (int)syscall(__NR_pidfd_open, run->pid, 0);
+	/* An interactive run in a PID namespace: the command is the init's one child, here. */
+	if (run->interactive && run->ns_flags) {
+		char path[96], buf[64];
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)run->pid, (int)run->pid);
+		if (read_small(path, buf, sizeof(buf)) > 0)
+			run->ns_cmd = (pid_t)atoi(buf);
+	}
 	for (int i = 0; cr && i < CORRAL_CG_MAX; i++)
 		if (cr->cg_dir[i])
 			run->want_watchdog = true;
@@ -1316,7 +1387,7 @@ static bool run_poll_once(struct run *run)
 	if (ps.ipid >= 0 ? ps.pf[ps.ipid].revents != 0 : main_exited(run->pid))
 		return false;
 	if (run->interactive)
-		tty_watch(&run->tty, run->pid);
+		tty_watch(&run->tty, run->pid, run->ns_cmd, run->rep_r, &run->ns_done);
 	return true;
 }
 
@@ -1384,6 +1455,23 @@ static bool run_reap_main(struct run *run)
 	reg_del(run->pid);
 	pthread_mutex_unlock(&g_lock);
 	tty_end(&run->tty);
+	/*
+	 * proc "private": the init's last report holds the command's own
+	 * status, peak memory and the leftovers the init killed (the init is a
+	 * copy of this process, whose size says nothing of the command's);
+	 * none when the init was killed (the deadline): its status is then
+	 * the result.
+	 */
+	if (run->ns_flags && w == run->pid) {
+		(void)ns_reports(run->rep_r, &run->ns_done);
+		if (run->ns_done.stage == STAGE_PIDNS_DONE) {
+			run->status = run->ns_done.wstatus;
+			run->tally.max_rss_kb = run->ns_done.max_rss_kb;
+			run->leftovers += run->ns_done.leftovers;
+			if (run->timed_out && WIFEXITED(run->status) && !run->sp->on_deadline)
+				run->timed_out = false;
+		}
+	}
 	return w == run->pid;
 }
 
@@ -1547,6 +1635,8 @@ int corral_engine_run(const struct corral_spawn *sp, const struct corral_exec_op
 		.in_r = -1, .in_w = -1, .out_w = -1, .err_w = -1, .rep_r = -1, .rep_w = -1, .pidfd = -1,
 		.out = { .fd = -1 }, .errs = { .fd = -1 },
 		.stack = MAP_FAILED, .pid = -1,
+		/* proc "private": the main process is the namespace's init (child.c), not the command. */
+		.ns_flags = sp->confine ? corral_procns_clone_flags(&sp->confine->procns) : 0,
 		.wd = { .pid = -1, .fd = -1 },
 		.owner = {
 			.confined = sp->confine != NULL,

@@ -458,6 +458,7 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 
 	/* First: best-effort may turn "loopback" into "none" for every module below. */
 	corral_netns_posture(sb->policy, &sb->netns, &sb->posture);
+	corral_procns_posture(sb->policy, &sb->procns, &sb->posture);
 
 	r = corral_identity_decide(sb, err);
 	if (r < 0)
@@ -477,7 +478,14 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 	 * makes all this unnecessary: it is exact for the run's tree.
 	 */
 	sb->nproc_relative = !(sb->use_cgroups && (sb->cg.dir[CORRAL_CG_PIDS] || sb->cg.v2_pids));
-	if (sb->nproc_relative && sb->policy->limits.processes) {
+	/*
+	 * proc "private" through a user namespace: RLIMIT_NPROC counts the
+	 * uid's tasks of that namespace (Linux 5.14+ ucounts), the run's
+	 * alone, so no host count is needed: the limit plus the init.
+	 */
+	if (sb->nproc_relative && sb->procns.mode == CORRAL_PROCNS_USERNS)
+		sb->nproc_in_userns = true;
+	else if (sb->nproc_relative && sb->policy->limits.processes) {
 		sb->nproc_uid = sb->switch_identity ? sb->uid : getuid();
 		sb->nproc_self = getpid(); /* the count skips this process (a prefetch's too: same one) */
 		if (prefetch_claim(sb->nproc_uid, &sb->nproc_thread)) {
@@ -645,7 +653,9 @@ static void fill_rlimits(struct corral_sandbox *sb, struct corral_spawn_rlimits 
 	 * one, RLIMIT_NPROC, which counts every task of the uid system-wide,
 	 * so it is set to the uid's current count plus the limit.
 	 */
-	if (p->limits.processes && sb->nproc_relative) {
+	if (p->limits.processes && sb->nproc_in_userns) {
+		set_rl(rl, RLIMIT_NPROC, p->limits.processes + 1, p->limits.processes + 1);
+	} else if (p->limits.processes && sb->nproc_relative) {
 		rlim_t n = p->limits.processes;
 
 		long have = nproc_base(sb, cancel_fd);

@@ -22,6 +22,7 @@
 #include "supervisor/exec/engine.h"
 #include "supervisor/local/netns.h"
 #include "supervisor/exec/denials.h"
+#include "supervisor/local/procns.h"
 #include "supervisor/local/unotify/unotify.h"
 #include "policy/posture.h"
 
@@ -108,6 +109,7 @@ struct corral_sandbox {
 	 * the whole tree.
 	 */
 	bool cgroup_holds_tree;
+	bool nproc_in_userns; /* proc "private" in a user namespace: RLIMIT_NPROC = procs + 1 (its init) */
 	bool nproc_relative;  /* RLIMIT_NPROC = procs + the uid's task count ... */
 	long nproc_base;      /* ... counted once, when the sandbox is built, */
 	struct corral_count_job *nproc_job; /* ... by a thread, overlapping the rest of the setup */
@@ -123,6 +125,7 @@ struct corral_sandbox {
 	char *auto_why; /* provider auto chose local: why docker was not usable (into each result's warnings) */
 
 	struct corral_netns_plan netns; /* network "loopback" (supervisor/local/netns.c) */
+	struct corral_procns_plan procns; /* proc "private" (supervisor/local/procns.c) */
 	int unix_mode;                  /* enum corral_unix_mode (supervisor/local/unotify/unotify.c) */
 	struct corral_unotify_plan *unotify; /* CORRAL_UNIX_MEDIATED only */
 };
@@ -233,6 +236,11 @@ struct corral_child {
 	 * the command's exit status.
 	 */
 	volatile bool reached_exec;
+	/*
+	 * proc "private": the stack the init (corral_pidns_init_main) starts
+	 * the command on, in the init's own copy of this memory; NULL otherwise.
+	 */
+	char *inner_stack_top;
 };
 
 /* Stages the child reports through the error pipe. */
@@ -262,6 +270,16 @@ enum corral_child_stage {
 	STAGE_USERNS_MAP,
 	STAGE_LOOPBACK_UP,
 	STAGE_UNOTIFY,
+	STAGE_PIDNS_PARENT,  /* proc "private": the steps of the namespace's init */
+	STAGE_PIDNS_MAP,
+	STAGE_PIDNS_MOUNTS,
+	STAGE_PIDNS_PROC,
+	STAGE_PIDNS_LANDLOCK,
+	STAGE_PIDNS_ROOT,
+	STAGE_PIDNS_SPAWN,
+	STAGE_PIDNS_STARTED, /* not an error: the command was exec'd (err 0) */
+	STAGE_PIDNS_DONE,    /* not an error: the command ended (err 0, wstatus...) */
+	STAGE_PIDNS_STOPPED, /* not an error: the command stopped (wstatus: the signal) */
 };
 const char *corral_child_stage_name(int stage);
 
@@ -276,9 +294,27 @@ struct corral_child_report {
 	bool has_interp;
 	int interp_err; /* the execve errno has_interp describes: ENOENT, or EACCES (interpreter denied) */
 	char interp[234];
+	/*
+	 * STAGE_PIDNS_DONE: the command's wait status, the largest ru_maxrss
+	 * of the processes the init reaped, and how many of them were still
+	 * alive when the command ended (killed then).
+	 */
+	int wstatus;
+	long max_rss_kb;
+	long leftovers;
 };
 
 /* The child entry point for clone(); never returns. */
 int corral_child_main(void *arg);
+
+/*
+ * proc "private": the entry point of a clone (not CLONE_VM) made with
+ * corral_procns_clone_flags(). It becomes pid 1 of the new namespace,
+ * mounts its /proc, starts corral_child_main on |arg|'s inner_stack_top,
+ * reports STAGE_PIDNS_STARTED (or a failure) on the error pipe, reaps
+ * every process of the namespace, kills what is left when the command
+ * ends, reports STAGE_PIDNS_DONE and exits 0. Never returns.
+ */
+int corral_pidns_init_main(void *arg);
 
 #endif

@@ -223,10 +223,13 @@ int corral_cgroup_create(const struct corral_sandbox *sb, struct corral_run *run
 			 * enforces the same.
 			 */
 			if (p->limits.processes > 0) {
-				if (p->limits.processes >= CORRAL_PID_MAX_LIMIT)
+				/* proc "private": the namespace's init is in the cgroup too, on top of the limit. */
+				unsigned long long lim = p->limits.processes + (sb->procns.mode ? 1 : 0);
+
+				if (lim >= CORRAL_PID_MAX_LIMIT)
 					snprintf(val, sizeof(val), "max");
 				else
-					snprintf(val, sizeof(val), "%llu", (unsigned long long)p->limits.processes);
+					snprintf(val, sizeof(val), "%llu", lim);
 				r = write_file_at(run->cg_dir[i], "pids.max", val);
 			}
 		}

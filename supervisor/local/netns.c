@@ -63,7 +63,6 @@ static long read_long(const char *path, long dflt)
 
 int corral_netns_check(struct corral_netns_plan *plan, char *why, size_t why_len)
 {
-	const char *who = geteuid() == 0 ? "corral lacks CAP_SYS_ADMIN" : "corral is not root";
 	struct stat st;
 
 	memset(plan, 0, sizeof(*plan));
@@ -72,6 +71,16 @@ int corral_netns_check(struct corral_netns_plan *plan, char *why, size_t why_len
 			 corral_strerror(errno));
 		return -EOPNOTSUPP;
 	}
+	return corral_userns_check(plan, why, why_len);
+}
+
+int corral_userns_check(struct corral_netns_plan *plan, char *why, size_t why_len)
+{
+	const char *who = geteuid() == 0 ? "corral lacks CAP_SYS_ADMIN" : "corral is not root";
+	const char *no_userns = secure_getenv("CORRAL_TEST_NO_USERNS");
+	struct stat st;
+
+	memset(plan, 0, sizeof(*plan));
 	if (geteuid() == 0 && has_cap_sys_admin()) {
 		plan->mode = CORRAL_NETNS_DIRECT;
 		return 0;
@@ -81,6 +90,12 @@ int corral_netns_check(struct corral_netns_plan *plan, char *why, size_t why_len
 	 * known ways a host forbids them; the child still reports any other
 	 * refusal as a setup error naming the step.
 	 */
+	/* Tests: behave as a host that forbids them (it can only ever refuse more). */
+	if (no_userns && strcmp(no_userns, "1") == 0) {
+		snprintf(why, why_len, "user namespaces are treated as forbidden (CORRAL_TEST_NO_USERNS=1), "
+			 "and %s", who);
+		return -EPERM;
+	}
 	if (stat("/proc/self/ns/user", &st) < 0) {
 		snprintf(why, why_len, "this kernel has no user namespaces, and %s", who);
 		return -EOPNOTSUPP;

@@ -39,6 +39,13 @@ void corral_netns_posture(struct corral_policy *p, struct corral_netns_plan *pla
 			  struct corral_posture *ps);
 
 /*
+ * The part of that decision any namespace needs: root with CAP_SYS_ADMIN
+ * makes them directly (mode DIRECT); otherwise a user namespace must be
+ * allowed (mode USERNS, own uid and gid mapped). Same contract.
+ */
+int corral_userns_check(struct corral_netns_plan *plan, char *why, size_t why_len);
+
+/*
  * In the forked child, before the identity switch (root needs
  * CAP_SYS_ADMIN) and before Landlock and seccomp: enter the namespace and
  * bring lo up. Async-signal-safe, no malloc. Returns 0 (mode OFF: nothing

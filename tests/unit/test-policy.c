@@ -25,6 +25,7 @@ static const char default_dump[] =
 	"  \"root\": null,\n"
 	"  \"timeout\": 30,\n"
 	"  \"network\": \"none\",\n"
+	"  \"proc\": \"host\",\n"
 	"  \"compat\": \"strict\",\n"
 	"  \"user\": null,\n"
 	"  \"fs\": {\n"
@@ -201,6 +202,8 @@ static const struct {
 	{ "{\"network\": \"none\"}", "network", "\"none\"" },
 	{ "{\"network\": \"loopback\"}", "network", "\"loopback\"" },
 	{ "{\"network\": \"host\"}", "network", "\"host\"" },
+	{ "{\"proc\": \"private\"}", "proc", "\"private\"" },
+	{ "{\"proc\": \"host\"}", "proc", "\"host\"" },
 	{ "{\"compat\": \"best-effort\"}", "compat", "\"best-effort\"" },
 	{ "{\"user\": \"nobody\"}", "user", "\"nobody\"" },
 	{ "{\"user\": \"1000:1000\"}", "user", "\"1000:1000\"" },
@@ -289,6 +292,7 @@ static const struct {
 	{ "{\"provider\": 1}", "provider: expected a string" },
 	{ "{\"network\": \"internet\"}", "network: unknown value 'internet' (expected none|loopback|host)" },
 	{ "{\"network\": null}", "network: expected a string" },
+	{ "{\"proc\": \"hidden\"}", "proc: unknown value 'hidden' (expected host|private)" },
 	{ "{\"compat\": \"lenient\"}", "compat: unknown value 'lenient' (expected strict|best-effort)" },
 	/* shell */
 	{ "{\"shell\": \"bash\"}", "shell: 'bash' is not an absolute path" },
@@ -490,6 +494,7 @@ static const struct {
 	  "[\"/usr\",\"/bin\",\"/sbin\",\"/lib\",\"/lib32\",\"/lib64\",\"/libx32\",\"/etc\",\"/opt\",\"/data\",\"/data2\"]" },
 	{ "{\"fs\": {\"read_write\": [\"/a\"]}}", { "rw", "/b" }, "fs.read_write", "[\"/a\",\"/b\"]" },
 	{ "{\"network\": \"host\"}", { "net", "loopback" }, "network", "\"loopback\"" },
+	{ "{}", { "proc", "private" }, "proc", "\"private\"" },
 	{ "{\"timeout\": 5}", { "timeout", "0.25" }, "timeout", "0.25" },
 	{ NULL, { "timeout", "1", "timeout", "2" }, "timeout", "2" },
 	{ "{\"limits\": {\"memory\": \"2G\"}}", { "memory", "256m" }, "limits.memory", "\"256M\"" },

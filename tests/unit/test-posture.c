@@ -37,7 +37,7 @@ static void test_check_groups(void **state)
 {
 	static const char *const want[] = {
 		"fs.write", "fs.read", "net.no_inet", "net.families", "net.unix", "syscall.bypass",
-		"proc.isolation", "tty.no_injection", "priv.none", "lifetime", "leak.fds", "leak.env",
+		"proc.isolation", "proc.private", "tty.no_injection", "priv.none", "lifetime", "leak.fds", "leak.env",
 		"limits.memory", "limits.cpu", "limits.processes", "limits.file_size", "limits.open_files",
 		"limits.output",
 	};

@@ -106,8 +106,10 @@ err=$("$C" run --r /tmp -- true 2>&1); rc=$?
 expect_eq "abbreviation of several (--r) -> 125" "125 corral: run: unknown option --r; did you mean --root, --ro or --rw?" "$rc $err"
 err=$("$C" run --time 5 -- true 2>&1); rc=$?
 expect_eq "abbreviation of one (--time) -> 125" "125 corral: run: unknown option --time; did you mean --timeout?" "$rc $err"
+err=$("$C" run --proce 5 -- true 2>&1); rc=$?
+expect_eq "--proce is neither --procs nor --proc" "125 corral: run: unknown option --proce; did you mean --procs or --proc?" "$rc $err"
 err=$("$C" run --proc 5 -- true 2>&1); rc=$?
-expect_eq "--proc is not --procs" "125 corral: run: unknown option --proc; did you mean --procs?" "$rc $err"
+expect_match "--proc is its own option, not --procs" "^corral: --proc: unknown value '5'" "$err"
 err=$("$C" run --tiemout=5 -- true 2>&1); rc=$?
 expect_eq "a misspelling (--tiemout=5): the closest option, not the value" "125 corral: run: unknown option --tiemout; did you mean --timeout?" "$rc $err"
 err=$("$C" probe --rot /tmp 2>&1); rc=$?

@@ -471,7 +471,22 @@ static char *bash_script(const char *state, const char *command)
 }
 
 /* Read the state file a bash call left (through the boundary: the command controls it). */
-static void take_state(struct corral_session *s, const char *name, json_t *warnings)
+static const char *env_lookup(char *const *v, const char *name, size_t nl)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		if (strncmp(v[i], name, nl) == 0 && v[i][nl] == '=')
+			return v[i];
+	return NULL;
+}
+
+/*
+ * Read the state file a bash call left (through the boundary: the command
+ * controls it). |call_env| (the call's own "env", or NULL) is not
+ * persisted: a variable it set and the command left as it was goes back
+ * to the session's value before the call (|before|).
+ */
+static void take_state(struct corral_session *s, const char *name, json_t *warnings, json_t *call_env,
+		       char *const *before)
 {
 	struct corral_error err = {};
 	_cleanup_close_ int fd = corral_resolve_open(s->t.run.tmp_fd, NULL, name, CORRAL_RESOLVE_FILE, &err);
@@ -542,14 +557,26 @@ static void take_state(struct corral_session *s, const char *name, json_t *warni
 	for (; env && p < end; p += strlen(p) + 1) {
 		char **nv;
 
-		if (!strchr(p, '=') || strncmp(p, "PWD=", 4) == 0 || strncmp(p, "OLDPWD=", 7) == 0 ||
+		const char *eq = strchr(p, '='), *keep = p;
+
+		if (!eq || strncmp(p, "PWD=", 4) == 0 || strncmp(p, "OLDPWD=", 7) == 0 ||
 		    strncmp(p, "SHLVL=", 6) == 0 || strncmp(p, "_=", 2) == 0)
 			continue;
+		if (call_env) {
+			_cleanup_free_ char *nm = strndup(p, (size_t)(eq - p));
+			json_t *cv = nm ? json_object_get(call_env, nm) : NULL;
+
+			if (cv && strcmp(json_string_value(cv), eq + 1) == 0) {
+				keep = env_lookup(before, p, (size_t)(eq - p));
+				if (!keep)
+					continue;
+			}
+		}
 		nv = realloc(env, (n + 2) * sizeof(*env));
 		if (!nv)
 			break;
 		env = nv;
-		env[n] = strdup(p);
+		env[n] = strdup(keep);
 		if (!env[n])
 			break;
 		env[++n] = NULL;
@@ -584,7 +611,7 @@ static void run_command(struct call *c)
 	struct corral_result res = {};
 	struct corral_error err = {};
 	struct corral_tcall tc = {};
-	char **argv = NULL, **envp = NULL, *cwd = session_cwd(s), *script = NULL, state_name[64] = "",
+	char **argv = NULL, **envp = NULL, **before = NULL, *cwd = session_cwd(s), *script = NULL, state_name[64] = "",
 	     state_path[4200] = "";
 	bool bash = strcmp(c->tool, "bash") == 0;
 	double timeout = s->sb->policy->timeout > 0 ? s->sb->policy->timeout : DEFAULT_TIMEOUT;
@@ -593,6 +620,7 @@ static void run_command(struct call *c)
 	int r;
 
 	envp = session_env(s);
+	before = session_env(s);
 	if ((v = json_object_get(req, "timeout")))
 		timeout = json_number_value(v);
 	if ((v = json_object_get(req, "max_output")))
@@ -653,7 +681,7 @@ static void run_command(struct call *c)
 	/* A call that ended on its own leaves its state (a background, timed-out or cancelled one none). */
 	if (bash) {
 		if (!c->background && !res.timed_out && !tc.cancelled)
-			take_state(s, state_name, warnings);
+			take_state(s, state_name, warnings, json_object_get(req, "env"), before);
 		else
 			unlinkat(s->t.run.tmp_fd, state_name, 0);
 	}
@@ -698,6 +726,7 @@ out:
 	free(script);
 	free(argv);
 	envp_free(envp);
+	envp_free(before);
 	free(cwd);
 }
 
@@ -899,6 +928,7 @@ static void tool_status(struct corral_session *s, json_t *id, json_t *tag)
 	json_object_set_new(ev, "errors", json_integer((json_int_t)s->n_errors));
 	json_object_set_new(ev, "session_id", json_string(s->session_id));
 	json_object_set_new(ev, "root", json_string(s->sb->root));
+	json_object_set_new(ev, "template_pid", json_integer(s->t.pid));
 	pthread_mutex_unlock(&s->lock);
 	emit(s, ev);
 }
@@ -1059,6 +1089,19 @@ _public_ int corral_session_call(struct corral_session *s, const char *request, 
 		json_decref(req);
 		return 0;
 	}
+	idt = id_text(id);
+	if (!idt) {
+		json_decref(req);
+		return -ENOMEM;
+	}
+	pthread_mutex_lock(&s->lock);
+	if (find_call(s, idt, true)) {
+		pthread_mutex_unlock(&s->lock);
+		emit_error(s, id, tag, "duplicate_id", "id %s is still running: use a new id for each call", idt);
+		json_decref(req);
+		return 0;
+	}
+	pthread_mutex_unlock(&s->lock);
 	if (!tool->threaded) {
 		if (strcmp(tool->name, "status") == 0)
 			tool_status(s, id, tag);
@@ -1069,9 +1112,8 @@ _public_ int corral_session_call(struct corral_session *s, const char *request, 
 		json_decref(req);
 		return 0;
 	}
-	idt = id_text(id);
 	c = calloc(1, sizeof(*c));
-	if (!idt || !c) {
+	if (!c) {
 		free(c);
 		json_decref(req);
 		return -ENOMEM;

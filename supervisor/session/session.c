@@ -819,92 +819,6 @@ static void *call_main(void *arg)
 
 /* ------------------------------------------------------------ requests */
 
-enum argtype { A_STR, A_INT, A_NUM, A_BOOL, A_ENV, A_ARGV, A_ID };
-
-struct argspec {
-	const char *name;
-	enum argtype type;
-	bool required;
-};
-
-#define RUN_OPTS { "timeout", A_NUM, false }, { "stdin", A_STR, false }, { "env", A_ENV, false }, \
-	{ "max_output", A_INT, false }, { "background", A_BOOL, false }, { "stream", A_BOOL, false }
-
-static const struct tool {
-	const char *name;
-	bool command;  /* runs in the sandbox */
-	bool threaded; /* its own thread (else answered at once) */
-	struct argspec args[10];
-} tools[] = {
-	{ "bash", true, true, { { "command", A_STR, true }, RUN_OPTS } },
-	{ "exec", true, true, { { "argv", A_ARGV, true }, RUN_OPTS } },
-	{ "read_file", false, true, { { "path", A_STR, true }, { "offset", A_INT, false }, { "limit", A_INT, false } } },
-	{ "write_file", false, true, { { "path", A_STR, true }, { "content", A_STR, true } } },
-	{ "edit_file", false, true,
-	  { { "path", A_STR, true }, { "old", A_STR, true }, { "new", A_STR, true }, { "all", A_BOOL, false } } },
-	{ "list_dir", false, true, { { "path", A_STR, false }, { "depth", A_INT, false } } },
-	{ "grep", false, true,
-	  { { "pattern", A_STR, true }, { "path", A_STR, false }, { "glob", A_STR, false },
-	    { "ignore_case", A_BOOL, false } } },
-	{ "job_output", false, false, { { "job", A_ID, true } } },
-	{ "job_kill", false, false, { { "job", A_ID, true } } },
-	{ "cancel", false, false, { { "target", A_ID, true } } },
-	{ "status", false, false, { { NULL, 0, false } } },
-};
-
-static const char *type_name(enum argtype t)
-{
-	switch (t) {
-	case A_STR: return "a string";
-	case A_INT: return "a non-negative integer";
-	case A_NUM: return "a number of seconds > 0";
-	case A_BOOL: return "true or false";
-	case A_ENV: return "an object of strings";
-	case A_ARGV: return "a non-empty array of strings";
-	case A_ID: return "a string or an integer (a call's id)";
-	}
-	return "?";
-}
-
-static bool type_ok(enum argtype t, json_t *v)
-{
-	const char *k;
-	json_t *x;
-	size_t i;
-
-	switch (t) {
-	case A_STR:
-		return json_is_string(v);
-	case A_INT:
-		return json_is_integer(v) && json_integer_value(v) >= 0;
-	case A_NUM:
-		return json_is_number(v) && json_number_value(v) > 0 && isfinite(json_number_value(v)) &&
-		       json_number_value(v) <= CORRAL_TIMEOUT_MAX;
-	case A_BOOL:
-		return json_is_boolean(v);
-	case A_ENV:
-		if (!json_is_object(v))
-			return false;
-		json_object_foreach(v, k, x) {
-			if (!json_is_string(x) || !*k || strchr(k, '=') || strlen(k) != strlen(k))
-				return false;
-			if (strlen(json_string_value(x)) != json_string_length(x))
-				return false;
-		}
-		return true;
-	case A_ARGV:
-		if (!json_is_array(v) || json_array_size(v) == 0)
-			return false;
-		json_array_foreach(v, i, x)
-			if (!json_is_string(x) || strlen(json_string_value(x)) != json_string_length(x))
-				return false;
-		return true;
-	case A_ID:
-		return json_is_string(v) || json_is_integer(v);
-	}
-	return false;
-}
-
 static char *id_text(json_t *id)
 {
 	return json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY);
@@ -995,10 +909,8 @@ static void tool_cancel(struct corral_session *s, json_t *id, json_t *tag, json_
 
 _public_ int corral_session_call(struct corral_session *s, const char *request, size_t len)
 {
-	json_error_t jerr;
-	json_t *req, *id, *tag, *v;
-	const char *tool_name, *key;
-	const struct tool *tool = NULL;
+	json_t *req, *id, *tag;
+	const struct corral_tool_spec *tool = NULL;
 	struct call *c;
 	_cleanup_free_ char *idt = NULL;
 
@@ -1011,81 +923,23 @@ _public_ int corral_session_call(struct corral_session *s, const char *request, 
 	}
 	s->n_calls++;
 	pthread_mutex_unlock(&s->lock);
-	if (len > CORRAL_SESSION_LINE_MAX) {
-		emit_error(s, NULL, NULL, "too_large", "request of %zu bytes: at most %u per line (write large files "
-			   "in parts, or from a command)", len, CORRAL_SESSION_LINE_MAX);
-		return 0;
-	}
-	req = json_loadb(request, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
-	if (!req) {
-		emit_error(s, NULL, NULL, "bad_json", "request is not valid JSON: %s (column %d); send one JSON object "
-			   "per line", jerr.text, jerr.column);
-		return 0;
-	}
-	if (!json_is_object(req)) {
-		json_decref(req);
-		emit_error(s, NULL, NULL, "bad_request", "request must be a JSON object with \"id\" and \"tool\"");
-		return 0;
-	}
-	id = json_object_get(req, "id");
-	tag = json_object_get(req, "tag");
-	if (!id || !(json_is_string(id) || json_is_integer(id))) {
-		emit_error(s, NULL, tag, "bad_request", "%s: every request needs an \"id\" (a string or an integer)",
-			   id ? "\"id\" has the wrong type" : "\"id\" is missing");
-		json_decref(req);
-		return 0;
-	}
-	v = json_object_get(req, "tool");
-	tool_name = json_string_value(v);
-	for (size_t i = 0; tool_name && i < ARRAY_SIZE(tools); i++)
-		if (strcmp(tools[i].name, tool_name) == 0)
-			tool = &tools[i];
-	if (!tool) {
-		if (!v || !json_is_string(v))
-			emit_error(s, id, tag, "bad_request", "\"tool\" is %s: it must be one of bash, exec, read_file, "
-				   "write_file, edit_file, list_dir, grep, job_output, job_kill, cancel, status",
-				   v ? "not a string" : "missing");
-		else
-			emit_error(s, id, tag, "unknown_tool", "unknown tool \"%.100s\": one of bash, exec, read_file, "
-				   "write_file, edit_file, list_dir, grep, job_output, job_kill, cancel, status", tool_name);
-		json_decref(req);
-		return 0;
-	}
-	json_object_foreach(req, key, v) {
-		const struct argspec *a = NULL;
+	{
+		struct corral_request pr;
+		struct corral_tool_err e = {};
 
-		if (strcmp(key, "id") == 0 || strcmp(key, "tool") == 0 || strcmp(key, "tag") == 0)
-			continue;
-		for (size_t i = 0; i < ARRAY_SIZE(tool->args) && tool->args[i].name; i++)
-			if (strcmp(tool->args[i].name, key) == 0)
-				a = &tool->args[i];
-		if (!a) {
-			emit_error(s, id, tag, "bad_request", "%s: unknown argument \"%.100s\"", tool->name, key);
-			json_decref(req);
+		if (corral_request_parse(request, len, &pr, &e) < 0) {
+			emit_error(s, pr.id, pr.tag, e.code, "%s", e.msg);
+			corral_request_clear(&pr);
 			return 0;
 		}
-		if (!type_ok(a->type, v)) {
-			emit_error(s, id, tag, "bad_request", "%s: \"%s\" must be %s", tool->name, key, type_name(a->type));
-			json_decref(req);
-			return 0;
-		}
+		req = json_incref(pr.req);
+		id = pr.id;
+		tag = pr.tag;
+		tool = pr.tool;
+		corral_request_clear(&pr);
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(tool->args) && tool->args[i].name; i++)
-		if (tool->args[i].required && !json_object_get(req, tool->args[i].name)) {
-			emit_error(s, id, tag, "bad_request", "%s: \"%s\" is required (%s)", tool->name, tool->args[i].name,
-				   type_name(tool->args[i].type));
-			json_decref(req);
-			return 0;
-		}
 	if (tool->command && strcmp(tool->name, "bash") == 0 && !s->bash) {
 		emit_error(s, id, tag, "not_found", "bash: no /bin/bash on this host; use the exec tool");
-		json_decref(req);
-		return 0;
-	}
-	if (tool->command && strcmp(tool->name, "bash") == 0 &&
-	    strlen(json_string_value(json_object_get(req, "command"))) !=
-		    json_string_length(json_object_get(req, "command"))) {
-		emit_error(s, id, tag, "bad_request", "bash: \"command\" contains a NUL character");
 		json_decref(req);
 		return 0;
 	}

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "internal/sha256.h"
 #include "internal/utf8.h"
 #include "internal/util.h"
 #include "policy/policy.h"
@@ -45,6 +46,8 @@ struct call {
 	volatile bool cancelled;
 	bool background, stream, running, command;
 	char started_at[48];
+	char run_id[33];
+	unsigned long leftovers;
 	double t0;
 	/* Output kept for job_output (background jobs), under s->lock. */
 	char *jout[2];
@@ -197,15 +200,14 @@ static void audit(struct corral_session *s, struct call *c, const struct corral_
 		  const char *cwd, const char *err_code, const char *err_msg)
 {
 	json_t *l, *cmd;
-	char ended[48], run_id[33];
+	char ended[48];
 	char *line;
 
 	if (s->audit_fd < 0)
 		return;
 	iso_now(ended);
-	random_hex(run_id, 16);
 	l = json_object();
-	json_object_set_new(l, "run_id", json_string(run_id));
+	json_object_set_new(l, "run_id", json_string(c->run_id));
 	json_object_set_new(l, "session_id", json_string(s->session_id));
 	json_object_set(l, "tag", json_object_get(c->req, "tag") ? json_object_get(c->req, "tag") : json_null());
 	json_object_set_new(l, "tool", json_string(c->tool));
@@ -231,7 +233,7 @@ static void audit(struct corral_session *s, struct call *c, const struct corral_
 		json_object_set_new(l, "cpu_ms", json_real(res->cpu_ms));
 		json_object_set_new(l, "max_rss_kb", json_integer(res->max_rss_kb));
 		json_object_set_new(l, "denials", json_array());
-		json_object_set_new(l, "leftovers_killed", json_integer(0));
+		json_object_set_new(l, "leftovers_killed", json_integer((json_int_t)c->leftovers));
 	} else {
 		json_object_set_new(l, "exit_status", json_null());
 		json_object_set_new(l, "signal", json_null());
@@ -248,7 +250,7 @@ static void audit(struct corral_session *s, struct call *c, const struct corral_
 		json_object_set_new(e, "message", corral_json_text(err_msg, strlen(err_msg)));
 		json_object_set_new(l, "error", e);
 	}
-	line = json_dumps(l, JSON_COMPACT);
+	line = json_dumps(l, JSON_COMPACT | JSON_REAL_PRECISION(9));
 	json_decref(l);
 	if (line) {
 		size_t n = strlen(line);
@@ -705,6 +707,11 @@ static void run_command(struct call *c)
 			json_object_set_new(ev, "ended_by", json_string("cancelled"));
 		if (!json_object_get(ev, "started_at"))
 			json_object_set_new(ev, "started_at", json_string(c->started_at));
+		if (!json_object_get(ev, "run_id"))
+			json_object_set_new(ev, "run_id", json_string(c->run_id));
+		if (!json_object_get(ev, "leftovers_killed"))
+			json_object_set_new(ev, "leftovers_killed", json_integer((json_int_t)tc.leftovers));
+		c->leftovers = tc.leftovers;
 		if (bash) {
 			char *now = session_cwd(s);
 
@@ -983,6 +990,7 @@ _public_ int corral_session_call(struct corral_session *s, const char *request, 
 	c->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	c->t0 = mono_ms();
 	iso_now(c->started_at);
+	random_hex(c->run_id, 16);
 	if (c->cancel_fd < 0) {
 		call_free(c);
 		return -errno;
@@ -1107,15 +1115,14 @@ _public_ int corral_session_new(const struct corral_policy *p, const struct corr
 		}
 	}
 	{
-		/* The policy's identity for the audit lines: a digest of its canonical form. */
+		/* The policy's identity for the audit lines: SHA-256 of its canonical form. */
 		char *dump = corral_policy_dump(s->sb->policy);
-		unsigned long h1 = 1469598103934665603UL, h2 = 0x9e3779b97f4a7c15UL;
 
-		for (const char *q = dump ? dump : ""; *q; q++) {
-			h1 = (h1 ^ (unsigned char)*q) * 1099511628211UL;
-			h2 = (h2 + (unsigned char)*q) * 0xff51afd7ed558ccdUL;
+		if (!dump) {
+			r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+			goto fail;
 		}
-		snprintf(s->policy_sha256, sizeof(s->policy_sha256), "%016lx%016lx%016lx%016lx", h1, h2, h1 ^ h2, h1 + h2);
+		corral_sha256_hex(dump, strlen(dump), s->policy_sha256);
 		free(dump);
 	}
 	r = corral_template_start(&s->t, s->sb, err);

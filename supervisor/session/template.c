@@ -992,9 +992,16 @@ int corral_template_exec(struct corral_template *t, struct corral_tcall *c, stru
 		res->cpu_ms = (double)rep.cpu_us / 1e3;
 		res->max_rss_kb = (long)rep.maxrss_kb;
 		c->cwd_failed = rep.chdir_err != 0;
+		c->leftovers = (unsigned long)rep.leftovers;
 	} else {
 		/* K ended without a report: only something outside the session can do that. */
 		res->signal = SIGKILL;
+	}
+	/* A deadline or cancel that came after the command had ended on its own changed nothing. */
+	if ((res->timed_out || c->cancelled) && have_rep && rep.main_done &&
+	    !(WIFSIGNALED(rep.status) && WTERMSIG(rep.status) == SIGKILL)) {
+		res->timed_out = false;
+		c->cancelled = false;
 	}
 	if (res->timed_out || c->cancelled) {
 		res->exited = false;

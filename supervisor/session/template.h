@@ -49,6 +49,7 @@ struct corral_tcall {
 	void *arg;
 	bool cancelled;             /* out: cancel_fd fired */
 	bool cwd_failed;            /* out: the cwd was gone: the command ran in the root */
+	unsigned long leftovers;    /* out: processes still alive when the main one ended, killed */
 };
 
 /*

@@ -76,6 +76,7 @@ def main():
         run(root, outside)
         run_lifecycle(root)
         run_requests(root)
+        run_audit(base, root)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     print("%d passed, %d failed" % (passes, len(failures)))
@@ -359,6 +360,35 @@ def run_requests(root):
     check("no file from the huge line", not os.path.exists(os.path.join(root, "big")))
     rc = s.close()
     check("bad requests: exit 0 at end of stdin", rc == 0, rc)
+
+
+def run_audit(base, root):
+    log = os.path.join(base, "audit.log")
+    s = Session(CORRAL, root, "--audit", log)
+    s.call("exec", argv=["/bin/echo", "a"], tag="corr-1")
+    s.call("bash", command="sleep 5 & echo b", tag="corr-2")
+    s.call("read_file", path="../escape")
+    s.call("bash", command="sleep 5", timeout=0.2)
+    check("audit: exit 0", s.close() == 0)
+    with open(log) as f:
+        lines = [json.loads(x) for x in f.read().splitlines()]
+    check("audit: one line per call", len(lines) == 4, lines)
+    by_tag = {x.get("tag"): x for x in lines}
+    a = by_tag.get("corr-1", {})
+    want = ("run_id", "session_id", "tag", "tool", "cwd", "policy_sha256", "provider", "network", "started_at",
+            "ended_at", "exit_status", "signal", "ended_by", "cpu_ms", "max_rss_kb", "denials", "leftovers_killed")
+    check("audit: every field of DESIGN.md", all(k in a for k in want) and a.get("argv") == ["/bin/echo", "a"]
+          and a.get("exit_status") == 0, a)
+    b = by_tag.get("corr-2", {})
+    check("audit: bash command, tag and leftovers", b.get("command") == "sleep 5 & echo b" and b.get("leftovers_killed") == 1, b)
+    check("audit: one session id", len({x["session_id"] for x in lines}) == 1, lines)
+    esc = [x for x in lines if x.get("tool") == "read_file"]
+    check("audit: a refused file tool is audited with its error", esc and esc[0].get("error", {}).get("code") == "escape", esc)
+    tmo = [x for x in lines if x.get("ended_by") == "timeout"]
+    check("audit: the timed-out call", len(tmo) == 1, lines)
+    shown = subprocess.run([CORRAL, "policy", "show", "--root", root], capture_output=True).stdout
+    import hashlib
+    check("audit: policy_sha256 is the canonical policy's", a.get("policy_sha256") == hashlib.sha256(shown).hexdigest(), a)
 
 
 if __name__ == "__main__":

@@ -54,7 +54,7 @@ struct call {
 	size_t jlen[2], jread[2], jmax;
 	size_t carry_len[2];    /* stream events: an incomplete UTF-8 sequence held back */
 	char carry[2][4];
-	struct corral_result final; /* a finished job's result, for job_kill */
+	json_t *final;          /* a finished call's result fields, for job_kill */
 	pthread_t thread;
 	bool joinable;
 	struct call *next;
@@ -282,7 +282,7 @@ static void call_free(struct call *c)
 	safe_close(c->cancel_fd);
 	free(c->jout[0]);
 	free(c->jout[1]);
-	corral_result_clear(&c->final);
+	json_decref(c->final);
 	free(c);
 }
 
@@ -721,9 +721,8 @@ static void run_command(struct call *c)
 		json_decref(rj);
 		audit(s, c, &res, ended_by(&res, tc.cancelled), cwd, NULL, NULL);
 		pthread_mutex_lock(&s->lock);
-		corral_result_clear(&c->final);
-		c->final = res;
-		memset(&res, 0, sizeof(res));
+		json_decref(c->final);
+		c->final = json_deep_copy(ev);
 		pthread_mutex_unlock(&s->lock);
 		emit(s, ev);
 	}
@@ -877,16 +876,15 @@ static void tool_job(struct corral_session *s, json_t *id, json_t *tag, json_t *
 			while (c->running)
 				pthread_cond_wait(&s->cond, &s->lock);
 		}
-		{
-			char *text = corral_result_json(&c->final);
-			json_t *rj = text ? json_loads(text, 0, NULL) : NULL;
+		ev = event_new(id, "result", tag);
+		json_object_set(ev, "job", c->id);
+		if (c->final) {
+			const char *k;
+			json_t *val;
 
-			free(text);
-			ev = event_new(id, "result", tag);
-			json_object_set(ev, "job", c->id);
-			if (rj)
-				json_object_update(ev, rj);
-			json_decref(rj);
+			json_object_foreach(c->final, k, val)
+				if (strcmp(k, "id") && strcmp(k, "event") && strcmp(k, "tag"))
+					json_object_set(ev, k, val);
 		}
 		pthread_mutex_unlock(&s->lock);
 		emit(s, ev);

@@ -491,6 +491,14 @@ struct corral_session_opts {
 	size_t sz;               /* sizeof(struct corral_session_opts) */
 	const char *audit_path;  /* append one JSON line per call (DESIGN.md "Audit log"); NULL: the policy's, or off */
 	unsigned max_calls;      /* calls running at once (0: 16); more get error "busy" */
+	/*
+	 * A host command (run with /bin/sh -c, outside the sandbox, with the
+	 * caller's environment plus CORRAL_SESSION_ID and CORRAL_TOOL) asked
+	 * before each bash, exec and file-tool call, the request's JSON on its
+	 * stdin: exit 0 approves; anything else (or no answer within 60 s) is
+	 * error "denied", audited, with the first line of its output. NULL: none.
+	 */
+	const char *approve;
 };
 #define CORRAL_SESSION_OPTS(...) \
 	((struct corral_session_opts){ .sz = sizeof(struct corral_session_opts), __VA_ARGS__ })

@@ -75,7 +75,7 @@ int cli_session(int argc, char **argv)
 	struct cli_common c;
 	struct corral_error err = {};
 	struct corral_session *s = NULL;
-	const char *audit = NULL;
+	const char *audit = NULL, *approve = NULL;
 	char **args;
 	int n = 0, optind_, r, code = 0;
 	bool closed[3] = {}, skipping = false;
@@ -84,7 +84,7 @@ int cli_session(int argc, char **argv)
 
 	if (cli_hold_stdio(closed) < 0)
 		return CLI_EXIT_ERROR;
-	/* --audit FILE is the session's own option here; the rest are run's. */
+	/* --audit FILE and --approve CMD are the session's own options here; the rest are run's. */
 	args = calloc((size_t)argc + 1, sizeof(*args));
 	if (!args)
 		return cli_fail(false, CORRAL_E_INTERNAL, "out of memory");
@@ -95,6 +95,10 @@ int cli_session(int argc, char **argv)
 		}
 		if (i > 0 && strncmp(argv[i], "--audit=", 8) == 0) {
 			audit = argv[i] + 8;
+			continue;
+		}
+		if (i > 0 && strcmp(argv[i], "--approve") == 0 && i + 1 < argc) {
+			approve = argv[++i];
 			continue;
 		}
 		if (strcmp(argv[i], "--") == 0)
@@ -120,7 +124,7 @@ int cli_session(int argc, char **argv)
 		goto out;
 	}
 	if (cli_default_root(c.policy, &err) < 0 ||
-	    corral_session_new(c.policy, &CORRAL_SESSION_OPTS(.audit_path = audit), on_event, NULL, &s, &err) < 0) {
+	    corral_session_new(c.policy, &CORRAL_SESSION_OPTS(.audit_path = audit, .approve = approve), on_event, NULL, &s, &err) < 0) {
 		code = cli_fail_err(false, &err);
 		goto out;
 	}

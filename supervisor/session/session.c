@@ -9,8 +9,13 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
+#include <poll.h>
 #include <pthread.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +80,7 @@ struct corral_session {
 	char *cwd;                  /* relative to the root, "." for it */
 	char **env;                 /* exported variables the last bash call left (NULL: the base) */
 	int audit_fd;
+	char *approve;              /* the approval command, or NULL */
 	char session_id[33];
 	char policy_sha256[65];
 	const char *bash;
@@ -794,12 +800,108 @@ static void trim_jobs(struct corral_session *s)
 	}
 }
 
+extern char **environ;
+
+/*
+ * Ask the session's approve command about call |c|: 1 approved, 0 denied
+ * (|why| says how). The command runs on the host, unconfined: it is the
+ * caller's own policy decision, fed the request's JSON on stdin (a socket,
+ * so a command that does not read it cannot stop us with SIGPIPE).
+ */
+static int approved(struct corral_session *s, struct call *c, char *why, size_t wsz)
+{
+	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, status = 0, ok = 0;
+	char *req = json_dumps(c->req, JSON_COMPACT), **envp = NULL, buf[1024];
+	char *argv[] = { (char *)"/bin/sh", (char *)"-c", s->approve, NULL };
+	char e_sid[64], e_tool[64];
+	size_t n_env = 0, got = 0;
+	posix_spawn_file_actions_t fa;
+	double deadline = mono_ms() + 60000;
+	pid_t pid = -1;
+	bool timed_out = false;
+
+	snprintf(why, wsz, "the approve command could not run");
+	while (environ && environ[n_env])
+		n_env++;
+	envp = calloc(n_env + 3, sizeof(*envp));
+	if (!req || !envp || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in) < 0 || pipe2(out, O_CLOEXEC) < 0)
+		goto out;
+	memcpy(envp, environ, n_env * sizeof(*envp));
+	snprintf(e_sid, sizeof(e_sid), "CORRAL_SESSION_ID=%s", s->session_id);
+	snprintf(e_tool, sizeof(e_tool), "CORRAL_TOOL=%s", c->tool);
+	envp[n_env] = e_sid;
+	envp[n_env + 1] = e_tool;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, in[1], 0);
+	posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, out[1], 2);
+	if (posix_spawn(&pid, "/bin/sh", &fa, NULL, argv, envp) != 0)
+		pid = -1;
+	posix_spawn_file_actions_destroy(&fa);
+	in[1] = safe_close(in[1]);
+	out[1] = safe_close(out[1]);
+	if (pid < 0)
+		goto out;
+	(void)!send(in[0], req, strlen(req), MSG_NOSIGNAL);
+	(void)!send(in[0], "\n", 1, MSG_NOSIGNAL);
+	shutdown(in[0], SHUT_WR);
+	for (;;) {
+		struct pollfd pf = { .fd = out[0], .events = POLLIN };
+		double left = deadline - mono_ms();
+		ssize_t k;
+
+		if (left <= 0 || poll(&pf, 1, (int)left + 1) == 0) {
+			timed_out = true;
+			kill(pid, SIGKILL);
+			break;
+		}
+		k = read(out[0], got < sizeof(buf) - 1 ? buf + got : buf, got < sizeof(buf) - 1 ? sizeof(buf) - 1 - got : sizeof(buf));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		if (got < sizeof(buf) - 1)
+			got += (size_t)k;
+	}
+	buf[got < sizeof(buf) ? got : sizeof(buf) - 1] = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	ok = !timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	if (!ok) {
+		char *nl = strchr(buf, '\n');
+
+		if (nl)
+			*nl = 0;
+		if (timed_out)
+			snprintf(why, wsz, "the approve command gave no answer within 60 s");
+		else
+			snprintf(why, wsz, "denied by the approve command (%s %d)%s%.300s",
+				 WIFEXITED(status) ? "exit" : "signal",
+				 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), *buf ? ": " : "", buf);
+	}
+out:
+	safe_close(in[0]);
+	safe_close(in[1]);
+	safe_close(out[0]);
+	safe_close(out[1]);
+	free(req);
+	free(envp);
+	return ok;
+}
+
 static void *call_main(void *arg)
 {
 	struct call *c = arg;
 	struct corral_session *s = c->s;
+	char why[512];
 
-	if (c->command)
+	if (s->approve && !approved(s, c, why, sizeof(why))) {
+		char *cwd = session_cwd(s);
+
+		emit_error(s, c->id, json_object_get(c->req, "tag"), "denied", "%s", why);
+		audit(s, c, NULL, NULL, cwd, "denied", why);
+		free(cwd);
+	} else if (c->command)
 		run_command(c);
 	else
 		run_file_tool(c);
@@ -1096,6 +1198,11 @@ _public_ int corral_session_new(const struct corral_policy *p, const struct corr
 	s->fn = fn;
 	s->userdata = userdata;
 	s->max_calls = o.max_calls ? o.max_calls : DEFAULT_MAX_CALLS;
+	if (o.sz >= offsetof(struct corral_session_opts, approve) + sizeof(o.approve) && o.approve &&
+	    !(s->approve = strdup(o.approve))) {
+		free(s);
+		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+	}
 	s->audit_fd = -1;
 	s->t.pid = -1;
 	s->t.ctl = s->t.pidfd = s->t.devnull = s->t.un_stop = -1;
@@ -1132,6 +1239,7 @@ _public_ int corral_session_new(const struct corral_policy *p, const struct corr
 fail:
 	corral_sandbox_free(s->sb);
 	safe_close(s->audit_fd);
+	free(s->approve);
 	free(s);
 	return r;
 }
@@ -1162,6 +1270,7 @@ _public_ void corral_session_free(struct corral_session *s)
 	corral_template_stop(&s->t);
 	corral_sandbox_free(s->sb);
 	safe_close(s->audit_fd);
+	free(s->approve);
 	envp_free(s->env);
 	free(s->cwd);
 	pthread_mutex_destroy(&s->lock);

@@ -77,6 +77,7 @@ def main():
         run_lifecycle(root)
         run_requests(root)
         run_audit(base, root)
+        run_approve(base, root)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     print("%d passed, %d failed" % (passes, len(failures)))
@@ -389,6 +390,31 @@ def run_audit(base, root):
     shown = subprocess.run([CORRAL, "policy", "show", "--root", root], capture_output=True).stdout
     import hashlib
     check("audit: policy_sha256 is the canonical policy's", a.get("policy_sha256") == hashlib.sha256(shown).hexdigest(), a)
+
+
+def run_approve(base, root):
+    log = os.path.join(base, "audit-approve.log")
+    seen = os.path.join(base, "approver-saw")
+    gate = ('cat > %s.$$; if grep -q forbidden %s.$$; then echo "no forbidden words in $CORRAL_TOOL"; exit 3; fi'
+            % (seen, seen))
+    s = Session(CORRAL, root, "--audit", log, "--approve", gate)
+    r = s.call("bash", command="echo fine")
+    check("approve: an approved call runs (control)", r.get("stdout") == "fine\n", r)
+    r = s.call("bash", command="echo forbidden > approved-not")
+    check("approve: a refused call is error denied, with the approver's words",
+          r.get("event") == "error" and r["error"]["code"] == "denied" and "no forbidden words in bash" in r["error"]["message"], r)
+    check("approve: the denied command did not run", not os.path.exists(os.path.join(root, "approved-not")))
+    r = s.call("write_file", path="forbidden.txt", content="x")
+    check("approve: file tools are gated too", r.get("event") == "error" and r["error"]["code"] == "denied", r)
+    r = s.call("status")
+    check("approve: status is not gated", r.get("event") == "result", r)
+    s.close()
+    with open(log) as f:
+        lines = [json.loads(x) for x in f.read().splitlines()]
+    denied = [x for x in lines if x.get("error", {}).get("code") == "denied"]
+    check("approve: denied calls are audited", len(denied) == 2 and len(lines) == 3, lines)
+    saw = [json.loads(open(os.path.join(base, f)).read()) for f in os.listdir(base) if f.startswith("approver-saw")]
+    check("approve: the approver reads the request's JSON", any(x.get("command") == "echo fine" for x in saw), saw)
 
 
 if __name__ == "__main__":

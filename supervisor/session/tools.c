@@ -202,6 +202,37 @@ int corral_tool_read_file(const struct corral_tools_ctx *c, json_t *req, json_t 
 	return 0;
 }
 
+/*
+ * As root the tools act for the identity the commands run as: they create
+ * and write only where that uid/gid could (its permission bits; it has no
+ * supplementary groups and no capabilities), so a write_file cannot reach
+ * a file in the root the command itself may not change.
+ */
+static bool identity_may(const struct corral_tools_ctx *c, const struct stat *st, mode_t need_usr)
+{
+	mode_t m = st->st_mode;
+
+	if (!c->chown_files)
+		return true;
+	if (c->uid == st->st_uid)
+		return (m & need_usr) == need_usr;
+	if (c->gid == st->st_gid)
+		return (m & (need_usr >> 3)) == (need_usr >> 3);
+	return (m & (need_usr >> 6)) == (need_usr >> 6);
+}
+
+static int check_dir_writable(const struct corral_tools_ctx *c, int dfd, const char *rel, struct corral_tool_err *e)
+{
+	struct stat st;
+
+	if (fstat(dfd, &st) < 0)
+		return fail(e, "internal", "%s: %s", rel, corral_strerror(errno));
+	if (!identity_may(c, &st, S_IWUSR | S_IXUSR))
+		return fail(e, "refused", "%s: its directory is not writable by uid %u, whom the commands run as",
+			    rel, (unsigned)c->uid);
+	return 0;
+}
+
 /* The parent directory of |rel| (created, with its missing parents, as the command's identity); an fd. */
 static int make_parents(const struct corral_tools_ctx *c, const char *rel, const char **name,
 			struct corral_tool_err *e)
@@ -221,8 +252,14 @@ static int make_parents(const struct corral_tools_ctx *c, const char *rel, const
 		return dfd;
 	dup[slash - rel] = 0;
 	for (p = strtok_r(dup, "/", &save); p; p = strtok_r(NULL, "/", &save)) {
+		struct stat pst;
 		int nfd;
 
+		if (fstatat(dfd, p, &pst, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT &&
+		    check_dir_writable(c, dfd, rel, e) < 0) {
+			close(dfd);
+			return -1;
+		}
 		if (mkdirat(dfd, p, 0755) == 0) {
 			if (c->chown_files && fchownat(dfd, p, c->uid, c->gid, AT_SYMLINK_NOFOLLOW) < 0) {
 				close(dfd);
@@ -260,6 +297,9 @@ static int open_for_write(const struct corral_tools_ctx *c, const char *rel, boo
 	dfd = make_parents(c, rel, &name, e);
 	if (dfd < 0)
 		return -1;
+	if (!must_exist && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT &&
+	    check_dir_writable(c, dfd, rel, e) < 0)
+		return -1;
 	fd = must_exist ? -ENOENT : openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644);
 	if (fd >= 0) {
 		if (c->chown_files && fchown(fd, c->uid, c->gid) < 0) {
@@ -273,6 +313,10 @@ static int open_for_write(const struct corral_tools_ctx *c, const char *rel, boo
 	fd = resolve(c, rel, CORRAL_RESOLVE_FILE | CORRAL_RESOLVE_WRITE, e);
 	if (fd < 0)
 		return -1;
+	if (fstat(fd, &st) == 0 && !identity_may(c, &st, S_IWUSR)) {
+		close(fd);
+		return fail(e, "refused", "%s: not writable by uid %u, whom the commands run as", rel, (unsigned)c->uid);
+	}
 	/* A hard link would let a write land in a file that also lives outside the root. */
 	if (fstat(fd, &st) < 0 || st.st_nlink > 1) {
 		close(fd);

@@ -180,6 +180,19 @@ def run(root, outside):
         r = s.call(tool, **args)
         check("%s through a symlink refused (%s)" % (tool, args["path"]),
               r.get("event") == "error" and r["error"]["code"] in ("refused", "escape"), r)
+    if ROOT_USER:
+        ro = os.path.join(root, "src", "rootonly")
+        with open(ro, "w") as f:
+            f.write("root's\n")
+        os.chmod(ro, 0o644)
+        os.mkdir(os.path.join(root, "src", "rootdir"), 0o755)
+        r = s.call("write_file", path="rootonly", content="x")
+        r2 = s.call("write_file", path="rootdir/new", content="x")
+        r3 = s.call("edit_file", path="rootonly", old="root", new="mine")
+        check("as root, the file tools write only where the command's identity may (control: its own files)",
+              all(x.get("event") == "error" and x["error"]["code"] == "refused" for x in (r, r2, r3))
+              and open(ro).read() == "root's\n" and not os.path.exists(os.path.join(root, "src/rootdir/new")),
+              (r, r2, r3))
     r = s.call("grep", pattern="SECRET", path=".")
     check("grep does not follow symlinks out", r.get("matches") == [], r)
     with open(os.path.join(outside, "secret")) as f:

@@ -107,6 +107,11 @@ int cli_session(int argc, char **argv)
 	}
 	r = cli_parse_common(n, args, "session", false, &c, &optind_);
 	if (r == -1) {
+		fputs("\nSession options:\n"
+		      "  --audit FILE           append one JSON line per call to FILE\n"
+		      "  --approve CMD          ask CMD (sh -c, on the host, the request's JSON on stdin) before each\n"
+		      "                         bash, exec and file-tool call; non-zero exit: error \"denied\"\n"
+		      "\nRequests on stdin, one JSON object per line; events on stdout (docs/sessions.md).\n", stdout);
 		free(args);
 		return 0;
 	}

@@ -78,6 +78,7 @@ def main():
         run_requests(root)
         run_audit(base, root)
         run_approve(base, root)
+        run_loopback(root)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     print("%d passed, %d failed" % (passes, len(failures)))
@@ -428,6 +429,29 @@ def run_approve(base, root):
     check("approve: denied calls are audited", len(denied) == 2 and len(lines) == 3, lines)
     saw = [json.loads(open(os.path.join(base, f)).read()) for f in os.listdir(base) if f.startswith("approver-saw")]
     check("approve: the approver reads the request's JSON", any(x.get("command") == "echo fine" for x in saw), saw)
+
+
+def run_loopback(root):
+    # A background server and a client call in one session (--net loopback: one namespace per session).
+    s = Session(CORRAL, root, "--net", "loopback")
+    try:
+        s.call("status", wait_s=10)
+    except (EOFError, TimeoutError) as e:
+        print("skip - --net loopback sessions unavailable here: %s" % e)
+        return
+    srv = ("import socket;s=socket.socket();s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1);"
+           "s.bind(('127.0.0.1',8765));s.listen();print('up',flush=True);c,_=s.accept();c.send(b'hello');c.close()")
+    s.send({"id": "srv", "tool": "exec", "argv": ["/usr/bin/python3", "-c", srv], "background": True})
+    s.wait("srv", kinds=("started",))
+    for _ in range(50):
+        if "up" in s.call("job_output", job="srv").get("stdout", ""):
+            break
+        time.sleep(0.1)
+    r = s.call("exec", argv=["/usr/bin/python3", "-c",
+                             "import socket;print(socket.create_connection(('127.0.0.1',8765)).recv(9).decode())"])
+    check("loopback: a call reaches a background job's server", r.get("stdout") == "hello\n", r)
+    check("loopback: the server's job ends on its own", s.wait("srv").get("exit_status") == 0)
+    s.close()
 
 
 if __name__ == "__main__":

@@ -50,6 +50,7 @@ struct call {
 	int cancel_fd;          /* eventfd */
 	volatile bool cancelled;
 	bool background, stream, running, command;
+	bool done;              /* its thread emitted its last event */
 	char started_at[48];
 	char run_id[33];
 	unsigned long leftovers;
@@ -75,6 +76,7 @@ struct corral_session {
 	pthread_cond_t cond;
 	struct call *calls;         /* running, and finished background jobs (at most JOBS_KEPT) */
 	unsigned n_running, max_calls;
+	unsigned n_threads;         /* call threads not yet finished */
 	unsigned long n_calls, n_errors, seq;
 	bool closing;
 	char *cwd;                  /* relative to the root, "." for it */
@@ -348,6 +350,24 @@ static void on_output(void *arg, int stream, const char *data, size_t len)
 		free(b);
 		emit(c->s, ev);
 	}
+}
+
+/*
+ * The call is over: no longer running (a cancel says false, its id may be
+ * used again) from just before its last event on. Its thread may still be
+ * finishing (s->n_threads).
+ */
+static void call_finish(struct call *c)
+{
+	struct corral_session *s = c->s;
+
+	pthread_mutex_lock(&s->lock);
+	if (c->running) {
+		c->running = false;
+		s->n_running--;
+		pthread_cond_broadcast(&s->cond);
+	}
+	pthread_mutex_unlock(&s->lock);
 }
 
 static char **envp_dup(char *const *v)
@@ -662,6 +682,7 @@ static void run_command(struct call *c)
 			argv[i] = (char *)json_string_value(json_array_get(a, i));
 	}
 	if (!argv || !envp || !cwd || (bash && !script)) {
+		call_finish(c);
 		emit_error(s, c->id, json_object_get(req, "tag"), "internal", "out of memory");
 		audit(s, c, NULL, NULL, cwd, "internal", "out of memory");
 		goto out;
@@ -676,6 +697,7 @@ static void run_command(struct call *c)
 	}
 	r = corral_template_exec(&s->t, &tc, &res, &err);
 	if (r < 0) {
+		call_finish(c);
 		emit_error(s, c->id, json_object_get(req, "tag"), corral_error_code_name(err.code), "%s", err.message);
 		audit(s, c, NULL, NULL, cwd, corral_error_code_name(err.code), err.message);
 		goto out;
@@ -730,6 +752,7 @@ static void run_command(struct call *c)
 		json_decref(c->final);
 		c->final = json_deep_copy(ev);
 		pthread_mutex_unlock(&s->lock);
+		call_finish(c);
 		emit(s, ev);
 	}
 out:
@@ -766,6 +789,7 @@ static void run_file_tool(struct call *c)
 	else
 		r = corral_tool_grep(&ctx, c->req, out, &e);
 	if (r < 0) {
+		call_finish(c);
 		emit_error(s, c->id, json_object_get(c->req, "tag"), e.code, "%s", e.msg);
 		audit(s, c, NULL, NULL, cwd, e.code, e.msg);
 	} else {
@@ -773,6 +797,7 @@ static void run_file_tool(struct call *c)
 
 		json_object_update(ev, out);
 		audit(s, c, NULL, NULL, cwd, NULL, NULL);
+		call_finish(c);
 		emit(s, ev);
 	}
 	json_decref(out);
@@ -898,6 +923,7 @@ static void *call_main(void *arg)
 	if (s->approve && !approved(s, c, why, sizeof(why))) {
 		char *cwd = session_cwd(s);
 
+		call_finish(c);
 		emit_error(s, c->id, json_object_get(c->req, "tag"), "denied", "%s", why);
 		audit(s, c, NULL, NULL, cwd, "denied", why);
 		free(cwd);
@@ -905,20 +931,19 @@ static void *call_main(void *arg)
 		run_command(c);
 	else
 		run_file_tool(c);
+	call_finish(c);
 	pthread_mutex_lock(&s->lock);
-	c->running = false;
-	s->n_running--;
+	pthread_detach(pthread_self());
+	c->joinable = false;
+	c->done = true;
+	s->n_threads--;
 	if (!c->background) {
 		call_unlink(s, c);
-		pthread_detach(c->thread);
-		c->joinable = false;
 		pthread_cond_broadcast(&s->cond);
 		pthread_mutex_unlock(&s->lock);
 		call_free(c);
 		return NULL;
 	}
-	pthread_detach(c->thread);
-	c->joinable = false;
 	trim_jobs(s);
 	pthread_cond_broadcast(&s->cond);
 	pthread_mutex_unlock(&s->lock);
@@ -975,7 +1000,7 @@ static void tool_job(struct corral_session *s, json_t *id, json_t *tag, json_t *
 		if (c->running) {
 			c->cancelled = true;
 			ssize_t _unused_ n = write(c->cancel_fd, &one, sizeof(one));
-			while (c->running)
+			while (!c->done)
 				pthread_cond_wait(&s->cond, &s->lock);
 		}
 		ev = event_new(id, "result", tag);
@@ -1126,21 +1151,25 @@ _public_ int corral_session_call(struct corral_session *s, const char *request, 
 	c->next = s->calls;
 	s->calls = c;
 	s->n_running++;
+	s->n_threads++;
+	pthread_mutex_unlock(&s->lock);
+	/* Before the thread exists, so "started" always comes before the result. */
 	if (c->background)
 		emit(s, event_new(id, "started", tag));
 	if (pthread_create(&c->thread, NULL, call_main, c) != 0) {
 		int e = errno;
 
+		pthread_mutex_lock(&s->lock);
 		c->running = false;
 		c->joinable = false;
 		s->n_running--;
+		s->n_threads--;
 		call_unlink(s, c);
+		pthread_cond_broadcast(&s->cond);
 		pthread_mutex_unlock(&s->lock);
 		emit_error(s, id, tag, "internal", "could not start a thread for the call: %s", corral_strerror(e));
 		call_free(c);
-		return 0;
 	}
-	pthread_mutex_unlock(&s->lock);
 	return 0;
 }
 
@@ -1258,7 +1287,7 @@ _public_ void corral_session_free(struct corral_session *s)
 			c->cancelled = true;
 			n = write(c->cancel_fd, &one, sizeof(one));
 		}
-	while (s->n_running)
+	while (s->n_threads)
 		pthread_cond_wait(&s->cond, &s->lock);
 	while (s->calls) {
 		struct call *c = s->calls;

@@ -60,10 +60,10 @@ class Session:
         return self.wait(self.next_id, timeout=wait_s)
 
     def close(self, timeout=20):
-        self.p.stdin.close()
-        rc = self.p.wait(timeout)
-        rest = self.p.stdout.read()
+        """End of stdin; read every remaining event (the session may block on a full stdout otherwise)."""
+        rest, _ = self.p.communicate(timeout=timeout)  # closes stdin first
         for line in (self.buf + rest).split(b"\n"):
             if line.strip():
                 self.events.append(json.loads(line))
-        return rc
+        self.buf = b""
+        return self.p.returncode

@@ -79,6 +79,7 @@ def main():
         run_audit(base, root)
         run_approve(base, root)
         run_loopback(root)
+        run_storm(root)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     print("%d passed, %d failed" % (passes, len(failures)))
@@ -452,6 +453,37 @@ def run_loopback(root):
     check("loopback: a call reaches a background job's server", r.get("stdout") == "hello\n", r)
     check("loopback: the server's job ends on its own", s.wait("srv").get("exit_status") == 0)
     s.close()
+
+
+def run_storm(root):
+    # 300 mixed requests without waiting (cancels, job tools, reused ids): each answered exactly once.
+    import random
+    rnd = random.Random(1)
+    s = Session(CORRAL, root)
+    for i in range(300):
+        k = rnd.random()
+        if k < 0.3:
+            s.send({"id": i, "tool": "exec", "argv": ["/bin/true"]})
+        elif k < 0.5:
+            s.send({"id": i, "tool": "bash", "command": "sleep 0.0%d; echo %d" % (rnd.randint(1, 9), i),
+                    "stream": rnd.random() < 0.5, "background": rnd.random() < 0.2})
+        elif k < 0.6:
+            s.send({"id": i, "tool": "cancel", "target": i - rnd.randint(1, 5)})
+        elif k < 0.7:
+            s.send({"id": i, "tool": "job_output", "job": i - rnd.randint(1, 10)})
+        elif k < 0.8:
+            s.send({"id": i, "tool": "list_dir"})
+        elif k < 0.9:
+            s.send({"id": "s%d" % i, "tool": "status"})
+        else:
+            s.send({"id": i, "tool": "job_kill", "job": i - rnd.randint(1, 10)})
+        if i % 17 == 0:
+            time.sleep(0.05)
+    time.sleep(1)
+    rc = s.close(timeout=60)
+    final = [e for e in s.events if e.get("event") in ("result", "error")]
+    check("storm of 300 mixed requests: each answered once, exit 0", rc == 0 and len(final) == 300,
+          (rc, len(final)))
 
 
 if __name__ == "__main__":

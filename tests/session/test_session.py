@@ -107,6 +107,12 @@ def run(root, outside):
     r = s.call("bash", command="pwd; echo \"$FOO\"; exit 3")
     check("cwd and export persist to the next bash call", r.get("stdout") == root + "/src\nbar\n", r)
     check("exit status kept when the command calls exit", r.get("exit_status") == 3, r)
+    r = s.call("bash", command="export Q=$'a\\nb\"c$`d\\\\\\001\\033\\177\u00e9 z' E= ; declare -ix I=5; export U; unset FOO; "
+                                "set -o posix")
+    r2 = s.call("bash", command="printf '%s|' \"$Q\" \"${E-unset}\" \"$I\" \"${U-unset}\" \"${FOO-unset}\"")
+    check("exports with quotes, escapes, control bytes, empty values persist exactly; unset ones go",
+          r2.get("stdout") == "a\nb\"c$`d\\\x01\x1b\x7f\u00e9 z||5|unset|unset|", (r, r2))
+    s.call("bash", command="export FOO=bar")
     r = s.call("bash", command="echo out; echo err >&2; false")
     check("status and streams untouched by the state capture",
           r.get("exit_status") == 1 and r.get("stdout") == "out\n" and r.get("stderr") == "err\n", r)

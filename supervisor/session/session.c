@@ -344,6 +344,10 @@ static void on_output(void *arg, int stream, const char *data, size_t len)
 		}
 		memcpy(c->carry[i], b + n - keep, keep);
 		c->carry_len[i] = keep;
+		if (n == keep) {
+			free(b);
+			return;
+		}
 		ev = event_new(c->id, "output", json_object_get(c->req, "tag"));
 		json_object_set_new(ev, "stream", json_string(i ? "stderr" : "stdout"));
 		json_object_set_new(ev, "data", corral_json_text(b, n - keep));

@@ -274,6 +274,12 @@ def run(root, outside):
           "".join(e["data"] for e in outs) == "one\ntwo\n" and len(outs) >= 2 and res.get("stdout") == "one\ntwo\n",
           outs)
 
+    s.send({"id": "u8", "tool": "bash", "command": "printf '\\303'; sleep 0.2; printf '\\251\\377'", "stream": True})
+    res = s.wait("u8")
+    outs = [e["data"] for e in s.events if e.get("id") == "u8" and e.get("event") == "output"]
+    check("stream: a character split across chunks arrives whole, invalid bytes as U+FFFD, no empty events",
+          "".join(outs) == "\u00e9\ufffd" and all(outs) and res.get("stdout") == "\u00e9\ufffd", (outs, res))
+
     # Overlapping calls: 8 at once.
     t0 = time.monotonic()
     for i in range(8):

@@ -715,6 +715,34 @@ static void take_state(struct corral_session *s, const char *name, json_t *warni
 	}
 }
 
+#define SCRIPT_ARG_MAX (96u << 10)
+
+/* Write |text| to a new file .corral/|name| of the session's tmp, owned by the commands' identity. */
+static int write_script(struct corral_session *s, const char *name, const char *text)
+{
+	_cleanup_close_ int dfd = openat(s->t.run.tmp_fd, ".corral", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_close_ int fd = -1;
+	size_t len = strlen(text), off = 0;
+
+	if (dfd < 0)
+		return -errno;
+	fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (s->sb->switch_identity && fchown(fd, s->sb->uid, s->sb->gid) < 0)
+		return -errno;
+	while (off < len) {
+		ssize_t w = write(fd, text + off, len - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -EIO;
+		off += (size_t)w;
+	}
+	return 0;
+}
+
 static const char *ended_by(const struct corral_result *r, bool cancelled)
 {
 	if (cancelled)
@@ -737,6 +765,7 @@ static void run_command(struct call *c)
 	struct corral_result res = {};
 	struct corral_error err = {};
 	struct corral_tcall tc = {};
+	char script_name[64] = "", script_path[4200];
 	char **argv = NULL, **envp = NULL, **before = NULL, *cwd = session_cwd(s), *script = NULL, state_name[64] = "",
 	     state_path[4200] = "";
 	bool bash = strcmp(c->tool, "bash") == 0;
@@ -771,6 +800,20 @@ static void run_command(struct call *c)
 			argv[0] = (char *)s->bash;
 			argv[1] = (char *)"-c";
 			argv[2] = script;
+		}
+		/*
+		 * One argument may not exceed 128 KiB (MAX_ARG_STRLEN): a longer
+		 * script (a heredoc writing a file) goes into the session's tmp,
+		 * created by us (O_EXCL, O_NOFOLLOW below an fd of .corral), and
+		 * bash reads it from there.
+		 */
+		if (argv && script && strlen(script) > SCRIPT_ARG_MAX) {
+			snprintf(script_name, sizeof(script_name), "cmd-%lu", seq);
+			if (write_script(s, script_name, script) == 0) {
+				snprintf(script_path, sizeof(script_path), "%s/.corral/%s", s->t.run.tmp_path, script_name);
+				argv[1] = script_path;
+				argv[2] = NULL;
+			}
 		}
 	} else {
 		json_t *a = json_object_get(req, "argv");
@@ -857,6 +900,14 @@ out:
 	corral_result_clear(&res);
 	json_decref(warnings);
 	free(script);
+	if (script_name[0]) {
+		int dfd = openat(s->t.run.tmp_fd, ".corral", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+		if (dfd >= 0) {
+			unlinkat(dfd, script_name, 0);
+			close(dfd);
+		}
+	}
 	free(argv);
 	envp_free(envp);
 	envp_free(before);

@@ -7,7 +7,7 @@
  * namespace, identity and capabilities, no_new_privs, Landlock, seccomp
  * with the Unix-socket mediation) and then, instead of execve, serves
  * requests on a SOCK_SEQPACKET socket. Each request carries its command
- * in a memfd and its pipes as SCM_RIGHTS. The template forks one "keeper"
+ * in the message (a memfd beyond 56 KiB) and its pipes as SCM_RIGHTS. The template forks one "keeper"
  * process K per call; K forks the command C. Three Landlock domains with
  * LANDLOCK_SCOPE_SIGNAL (and abstract Unix sockets scoped) nest:
  *
@@ -69,7 +69,11 @@
 
 #define T_MAGIC 0x636f7272u
 #define T_DATA_MAX (64u << 20)
-#define T_NFDS 6 /* memfd, stdin, stdout, stderr, report, kill */
+#define T_NFDS 6 /* memfd (or none: the data inline), stdin, stdout, stderr, report, kill */
+#define T_INLINE_MAX (56u << 10) /* a call's data up to this size travels in the message itself */
+
+/* The template's receive buffer for inline data (each keeper reads its own copy). */
+static char g_inline[T_INLINE_MAX];
 
 struct t_data_hdr {
 	uint32_t magic;
@@ -300,7 +304,7 @@ fail:
 }
 
 /* K: one call. Never returns. */
-static _Noreturn void keeper(const struct t_args *a, int fds[T_NFDS], pid_t template_pid)
+static _Noreturn void keeper(const struct t_args *a, int fds[T_NFDS], size_t inline_len, pid_t template_pid)
 {
 	struct t_report rep = { .magic = T_MAGIC };
 	struct t_data_hdr h;
@@ -317,14 +321,24 @@ static _Noreturn void keeper(const struct t_args *a, int fds[T_NFDS], pid_t temp
 		rep.start_err = errno ? errno : EIO;
 		goto out;
 	}
-	if (fstat(fds[0], &st) < 0 || st.st_size < (off_t)sizeof(h) || st.st_size > T_DATA_MAX) {
-		rep.start_err = EINVAL;
-		goto out;
-	}
-	data = malloc((size_t)st.st_size + 1);
-	if (!data || pread(fds[0], data, (size_t)st.st_size, 0) != st.st_size) {
-		rep.start_err = data ? EIO : ENOMEM;
-		goto out;
+	if (fds[0] < 0) {
+		/* Inline: the template's buffer, this process's own copy of it. */
+		st.st_size = (off_t)inline_len;
+		data = g_inline;
+		if (inline_len < sizeof(h) || inline_len >= sizeof(g_inline)) {
+			rep.start_err = EINVAL;
+			goto out;
+		}
+	} else {
+		if (fstat(fds[0], &st) < 0 || st.st_size < (off_t)sizeof(h) || st.st_size > T_DATA_MAX) {
+			rep.start_err = EINVAL;
+			goto out;
+		}
+		data = malloc((size_t)st.st_size + 1);
+		if (!data || pread(fds[0], data, (size_t)st.st_size, 0) != st.st_size) {
+			rep.start_err = data ? EIO : ENOMEM;
+			goto out;
+		}
 	}
 	data[st.st_size] = 0;
 	memcpy(&h, data, sizeof(h));
@@ -384,7 +398,8 @@ static _Noreturn void keeper(const struct t_args *a, int fds[T_NFDS], pid_t temp
 	for (int i = 0; i < 4; i++)
 		fds[i] = safe_close(fds[i]);
 	safe_close(ep[1]);
-	free(data);
+	if (data != g_inline)
+		free(data);
 	data = NULL;
 	for (;;) {
 		struct pollfd pf[2] = { { .fd = sfd, .events = POLLIN }, { .fd = kill_r, .events = POLLIN } };
@@ -455,7 +470,7 @@ out:
 	_exit(0);
 }
 
-/* T's request: a memfd and the call's pipes. Returns false on EOF (or a broken socket). */
+/* T's request: the call's data (inline, or a memfd) and its pipes. Returns false on EOF (or a broken socket). */
 static bool serve_one(const struct t_args *a)
 {
 	union {
@@ -463,12 +478,14 @@ static bool serve_one(const struct t_args *a)
 		struct cmsghdr align;
 	} u;
 	uint32_t magic = 0;
-	struct iovec iov = { .iov_base = &magic, .iov_len = sizeof(magic) };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+	struct iovec iov[2] = { { .iov_base = &magic, .iov_len = sizeof(magic) },
+				{ .iov_base = g_inline, .iov_len = sizeof(g_inline) - 1 } };
+	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2, .msg_control = u.buf,
 			      .msg_controllen = sizeof(u.buf) };
 	int fds[T_NFDS], nfds = 0;
 	struct cmsghdr *cm;
 	ssize_t n = recvmsg(a->ctl, &msg, MSG_CMSG_CLOEXEC);
+	size_t inline_len = n > (ssize_t)sizeof(magic) ? (size_t)n - sizeof(magic) : 0;
 
 	if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
 		return false;
@@ -488,18 +505,22 @@ static bool serve_one(const struct t_args *a)
 					close(fd);
 			}
 		}
-	if (nfds == T_NFDS && magic == T_MAGIC && !(msg.msg_flags & MSG_CTRUNC)) {
-		pid_t self = getpid();
-		pid_t k = raw_fork();
+	/* Five fds: the data came inline; six: the first is its memfd. */
+	if ((nfds == T_NFDS || (nfds == T_NFDS - 1 && inline_len)) && magic == T_MAGIC &&
+	    !(msg.msg_flags & (MSG_CTRUNC | MSG_TRUNC))) {
+		int kf[T_NFDS] = { -1 };
+		pid_t self = getpid(), k;
 
+		memcpy(kf + (T_NFDS - nfds), fds, sizeof(int) * (size_t)nfds);
+		k = raw_fork();
 		if (k == 0) {
 			close(a->ctl);
-			keeper(a, fds, self);
+			keeper(a, kf, inline_len, self);
 		}
 		if (k < 0) {
 			struct t_report rep = { .magic = T_MAGIC, .start_err = errno };
 
-			write_report(fds[4], &rep);
+			write_report(kf[4], &rep);
 		}
 	}
 	for (int i = 0; i < nfds; i++)
@@ -790,58 +811,59 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-static int build_data(struct corral_template *t, const struct corral_tcall *c)
+/* The call's data (header, cwd, argv, envp) in one malloc'd block. */
+static char *build_data(struct corral_template *t, const struct corral_tcall *c, size_t *len)
 {
 	struct t_data_hdr h = { .magic = T_MAGIC };
 	const char *cwd = c->cwd ? c->cwd : ".";
-	int fd = memfd_create("corral-call", MFD_CLOEXEC);
-	FILE *f;
+	size_t n = sizeof(h) + strlen(cwd) + 1, o;
+	char *b;
 
-	if (fd < 0)
-		return -errno;
 	for (h.argc = 0; c->argv[h.argc]; h.argc++)
-		;
+		n += strlen(c->argv[h.argc]) + 1;
 	for (h.envc = 0; c->envp[h.envc]; h.envc++)
-		;
+		n += strlen(c->envp[h.envc]) + 1;
+	if (n > T_DATA_MAX || !(b = malloc(n)))
+		return NULL;
 	h.cwd_len = (uint32_t)strlen(cwd);
 	for (int i = 0; i < RLIM_NLIMITS; i++) {
 		h.rl[i] = t->rl.rl[i];
 		h.rl_set[i] = t->rl.set[i];
 	}
-	f = fdopen(dup(fd), "w");
-	if (!f) {
-		close(fd);
-		return -ENOMEM;
+	memcpy(b, &h, sizeof(h));
+	o = sizeof(h);
+	memcpy(b + o, cwd, strlen(cwd) + 1);
+	o += strlen(cwd) + 1;
+	for (uint32_t i = 0; i < h.argc; i++) {
+		memcpy(b + o, c->argv[i], strlen(c->argv[i]) + 1);
+		o += strlen(c->argv[i]) + 1;
 	}
-	fwrite(&h, sizeof(h), 1, f);
-	fwrite(cwd, strlen(cwd) + 1, 1, f);
-	for (uint32_t i = 0; i < h.argc; i++)
-		fwrite(c->argv[i], strlen(c->argv[i]) + 1, 1, f);
-	for (uint32_t i = 0; i < h.envc; i++)
-		fwrite(c->envp[i], strlen(c->envp[i]) + 1, 1, f);
-	if (fclose(f) != 0) {
-		close(fd);
-		return -EIO;
+	for (uint32_t i = 0; i < h.envc; i++) {
+		memcpy(b + o, c->envp[i], strlen(c->envp[i]) + 1);
+		o += strlen(c->envp[i]) + 1;
 	}
-	return fd;
+	*len = o;
+	return b;
 }
 
-static int send_call(struct corral_template *t, const int fds[T_NFDS])
+/* |nfds| fds, and the data inline (|data|, |len|) when |nfds| is T_NFDS - 1. */
+static int send_call(struct corral_template *t, const int *fds, int nfds, const char *data, size_t len)
 {
 	union {
 		char buf[CMSG_SPACE(sizeof(int) * T_NFDS)];
 		struct cmsghdr align;
 	} u = {};
 	uint32_t magic = T_MAGIC;
-	struct iovec iov = { .iov_base = &magic, .iov_len = sizeof(magic) };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-			      .msg_controllen = sizeof(u.buf) };
+	struct iovec iov[2] = { { .iov_base = &magic, .iov_len = sizeof(magic) },
+				{ .iov_base = (void *)data, .iov_len = data ? len : 0 } };
+	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = data ? 2 : 1, .msg_control = u.buf,
+			      .msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds) };
 	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
 
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int) * T_NFDS);
-	memcpy(CMSG_DATA(cm), fds, sizeof(int) * T_NFDS);
+	cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
+	memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfds);
 	while (sendmsg(t->ctl, &msg, MSG_NOSIGNAL) < 0)
 		if (errno != EINTR)
 			return -errno;
@@ -853,6 +875,8 @@ int corral_template_exec(struct corral_template *t, struct corral_tcall *c, stru
 {
 	int out[2] = { -1, -1 }, er[2] = { -1, -1 }, rp[2] = { -1, -1 }, kp[2] = { -1, -1 }, in[2] = { -1, -1 };
 	int memfd = -1, r = 0;
+	char *blob = NULL;
+	size_t blob_len = 0;
 	struct cap cap[2] = { { .max = c->max_output }, { .max = c->max_output } };
 	struct t_report rep = {};
 	bool have_rep = false, rep_eof = false, eof[2] = { false, false }, killed = false;
@@ -869,17 +893,42 @@ int corral_template_exec(struct corral_template *t, struct corral_tcall *c, stru
 		r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
 		goto out;
 	}
-	memfd = build_data(t, c);
-	if (memfd < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(er, O_CLOEXEC) < 0 || pipe2(rp, O_CLOEXEC) < 0 ||
+	blob = build_data(t, c, &blob_len);
+	if (!blob) {
+		r = corral_err(err, CORRAL_E_USAGE, E2BIG, "session: the command and its environment exceed %u bytes",
+			       T_DATA_MAX);
+		goto out;
+	}
+	if (blob_len >= T_INLINE_MAX) {
+		size_t off = 0;
+
+		memfd = memfd_create("corral-call", MFD_CLOEXEC);
+		while (memfd >= 0 && off < blob_len) {
+			ssize_t w = write(memfd, blob + off, blob_len - off);
+
+			if (w <= 0) {
+				if (w < 0 && errno == EINTR)
+					continue;
+				memfd = safe_close(memfd);
+				errno = w < 0 ? errno : EIO;
+				break;
+			}
+			off += (size_t)w;
+		}
+		if (memfd < 0) {
+			r = corral_err(err, CORRAL_E_SETUP, errno, "session: call setup: memfd: %s", corral_strerror(errno));
+			goto out;
+		}
+	}
+	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(er, O_CLOEXEC) < 0 || pipe2(rp, O_CLOEXEC) < 0 ||
 	    pipe2(kp, O_CLOEXEC) < 0 || (c->stdin_data && pipe2(in, O_CLOEXEC) < 0)) {
-		r = corral_err(err, CORRAL_E_SETUP, memfd < 0 ? -memfd : errno, "session: call setup: %s",
-			       corral_strerror(memfd < 0 ? -memfd : errno));
+		r = corral_err(err, CORRAL_E_SETUP, errno, "session: call setup: %s", corral_strerror(errno));
 		goto out;
 	}
 	{
 		int fds[T_NFDS] = { memfd, c->stdin_data ? in[0] : t->devnull, out[1], er[1], rp[1], kp[0] };
 
-		r = send_call(t, fds);
+		r = memfd >= 0 ? send_call(t, fds, T_NFDS, NULL, 0) : send_call(t, fds + 1, T_NFDS - 1, blob, blob_len);
 	}
 	memfd = safe_close(memfd);
 	out[1] = safe_close(out[1]);
@@ -1028,6 +1077,7 @@ int corral_template_exec(struct corral_template *t, struct corral_tcall *c, stru
 out:
 	free(cap[0].buf);
 	free(cap[1].buf);
+	free(blob);
 	safe_close(memfd);
 	for (int i = 0; i < 2; i++) {
 		safe_close(out[i]);

@@ -131,6 +131,12 @@ def run(root, outside):
     r = s.call("bash", command="echo x", env={"ONLY": "this"}, stdin="ignored")
     r2 = s.call("bash", command="echo \"${ONLY:-none}\"; cat", stdin="fed\n")
     check("per-call env and stdin", r2.get("stdout") == "none\nfed\n", (r, r2))
+    big = "x" * 200000
+    r = s.call("bash", command="cat <<'EOF' | wc -c\n%s\nEOF" % big)
+    check("a 200 KB command (beyond one argument's 128 KiB) runs whole", r.get("stdout", "").strip() == "200001", str(r)[:200])
+    r = s.call("exec", argv=["/bin/sh", "-c", "printf %s \"$BIG\" | wc -c"], env={"BIG": "y" * 70000})
+    check("a 70 KB environment (the call's data through a memfd) arrives whole", r.get("stdout", "").strip() == "70000",
+          str(r)[:200])
     r = s.call("bash", command="head -c 100000 /dev/zero | tr '\\0' a", max_output=1000)
     check("max_output caps stdout", r.get("stdout_truncated") is True and len(r.get("stdout", "")) <= 1100, str(r)[:300])
     r = s.call("bash", command="cd /; pwd")

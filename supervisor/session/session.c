@@ -53,6 +53,7 @@ struct call {
 	bool done;              /* its thread emitted its last event */
 	char started_at[48];
 	char run_id[33];
+	int64_t started_ms;     /* started_at, ms since the epoch */
 	unsigned long leftovers;
 	double t0;
 	/* Output kept for job_output (background jobs), under s->lock. */
@@ -762,7 +763,7 @@ static void run_command(struct call *c)
 {
 	struct corral_session *s = c->s;
 	json_t *req = c->req, *v, *warnings = json_array();
-	struct corral_result res = {};
+	struct corral_result res = CORRAL_RESULT_INIT;
 	struct corral_error err = {};
 	struct corral_tcall tc = {};
 	char script_name[64] = "", script_path[4200];
@@ -837,6 +838,8 @@ static void run_command(struct call *c)
 		tc.stdin_len = json_string_length(v);
 	}
 	r = corral_template_exec(&s->t, &tc, &res, &err);
+	memcpy(res.run_id, c->run_id, sizeof(res.run_id));
+	res.started_at_ms = c->started_ms;
 	if (r < 0) {
 		call_finish(c);
 		emit_error(s, c->id, json_object_get(req, "tag"), corral_error_code_name(err.code), "%s", err.message);
@@ -888,7 +891,7 @@ static void run_command(struct call *c)
 			free(now);
 		}
 		json_decref(rj);
-		audit(s, c, &res, ended_by(&res, tc.cancelled), cwd, NULL, NULL);
+		audit(s, c, &res, res.ended_by ? res.ended_by : ended_by(&res, tc.cancelled), cwd, NULL, NULL);
 		pthread_mutex_lock(&s->lock);
 		json_decref(c->final);
 		c->final = json_deep_copy(ev);
@@ -1264,6 +1267,12 @@ _public_ int corral_session_call(struct corral_session *s, const char *request, 
 	c->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	c->t0 = mono_ms();
 	iso_now(c->started_at);
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		c->started_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	}
 	random_hex(c->run_id, 16);
 	if (c->cancel_fd < 0) {
 		call_free(c);

@@ -58,6 +58,7 @@
 #include "internal/syscalls.h"
 #include "landlock/uapi.h"
 #include "supervisor/exec/result.h"
+#include "supervisor/exec/stream.h"
 #include "supervisor/session/template.h"
 
 #ifndef __NR_landlock_create_ruleset
@@ -787,20 +788,37 @@ void corral_template_stop(struct corral_template *t)
 
 /* ------------------------------------------------------------ one call */
 
-struct cap {
-	char *buf;
-	size_t len, total, max;
-};
-
-static void cap_add(struct cap *c, const char *d, size_t n)
+/* Keep |n| bytes of output in |st| (head and tail, supervisor/exec/stream.c). */
+static void cap_add(struct corral_stream *st, const char *d, size_t n)
 {
-	c->total += n;
-	if (c->len < c->max) {
-		size_t k = n < c->max - c->len ? n : c->max - c->len;
+	while (n) {
+		size_t l = n;
+		char *p = corral_stream_span(st, &l);
 
-		memcpy(c->buf + c->len, d, k);
-		c->len += k;
+		if (!p) {
+			corral_stream_skip(st, n);
+			return;
+		}
+		memcpy(p, d, l);
+		corral_stream_commit(st, l);
+		d += l;
+		n -= l;
 	}
+}
+
+static const char *ended_by_of(const struct corral_result *r, bool cancelled)
+{
+	if (cancelled)
+		return "cancelled";
+	if (r->timed_out)
+		return "timeout";
+	if (r->signal == SIGXCPU)
+		return "cpu";
+	if (r->signal == SIGXFSZ)
+		return "file_size";
+	if (r->signal)
+		return "signal";
+	return "exit";
 }
 
 static double now_ms(void)
@@ -877,7 +895,7 @@ int corral_template_exec(struct corral_template *t, struct corral_tcall *c, stru
 	int memfd = -1, r = 0;
 	char *blob = NULL;
 	size_t blob_len = 0;
-	struct cap cap[2] = { { .max = c->max_output }, { .max = c->max_output } };
+	struct corral_stream cap[2];
 	struct t_report rep = {};
 	bool have_rep = false, rep_eof = false, eof[2] = { false, false }, killed = false;
 	size_t in_off = 0;
@@ -885,14 +903,11 @@ int corral_template_exec(struct corral_template *t, struct corral_tcall *c, stru
 	char buf[65536];
 
 	memset(res, 0, sizeof(*res));
+	res->sz = sizeof(*res);
 	if (t->ctl < 0)
 		return corral_err(err, CORRAL_E_SETUP, ESHUTDOWN, "session: the template is gone");
-	cap[0].buf = malloc(c->max_output + 1);
-	cap[1].buf = malloc(c->max_output + 1);
-	if (!cap[0].buf || !cap[1].buf) {
-		r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
-		goto out;
-	}
+	corral_stream_init(&cap[0], -1, c->max_output);
+	corral_stream_init(&cap[1], -1, c->max_output);
 	blob = build_data(t, c, &blob_len);
 	if (!blob) {
 		r = corral_err(err, CORRAL_E_USAGE, E2BIG, "session: the command and its environment exceed %u bytes",
@@ -1066,17 +1081,13 @@ int corral_template_exec(struct corral_template *t, struct corral_tcall *c, stru
 		if (n > 0)
 			cap_add(&cap[1], line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 	}
-	for (int s = 0; s < 2; s++) {
-		char **b = s ? &res->stderr_buf : &res->stdout_buf;
-
-		cap[s].buf[cap[s].len] = 0;
-		*b = TAKE_PTR(cap[s].buf);
-		*(s ? &res->stderr_len : &res->stdout_len) = cap[s].len;
-		*(s ? &res->stderr_truncated : &res->stdout_truncated) = cap[s].total > cap[s].len;
-	}
+	corral_stream_finish(&cap[0], &res->stdout_buf, &res->stdout_len, &res->stdout_truncated, &res->stdout_bytes);
+	corral_stream_finish(&cap[1], &res->stderr_buf, &res->stderr_len, &res->stderr_truncated, &res->stderr_bytes);
+	res->leftovers_killed = (unsigned)c->leftovers;
+	res->ended_by = ended_by_of(res, c->cancelled);
 out:
-	free(cap[0].buf);
-	free(cap[1].buf);
+	corral_stream_free(&cap[0]);
+	corral_stream_free(&cap[1]);
 	free(blob);
 	safe_close(memfd);
 	for (int i = 0; i < 2; i++) {

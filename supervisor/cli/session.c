@@ -75,7 +75,7 @@ int cli_session(int argc, char **argv)
 	struct cli_common c;
 	struct corral_error err = {};
 	struct corral_session *s = NULL;
-	const char *audit = NULL, *approve = NULL;
+	const char *approve = NULL;
 	char **args;
 	int n = 0, optind_, r, code = 0;
 	bool closed[3] = {}, skipping = false;
@@ -84,19 +84,11 @@ int cli_session(int argc, char **argv)
 
 	if (cli_hold_stdio(closed) < 0)
 		return CLI_EXIT_ERROR;
-	/* --audit FILE and --approve CMD are the session's own options here; the rest are run's. */
+	/* --approve CMD is the session's own option; the rest are run's (--audit among them). */
 	args = calloc((size_t)argc + 1, sizeof(*args));
 	if (!args)
 		return cli_fail(false, CORRAL_E_INTERNAL, "out of memory");
 	for (int i = 0; i < argc; i++) {
-		if (i > 0 && strcmp(argv[i], "--audit") == 0 && i + 1 < argc) {
-			audit = argv[++i];
-			continue;
-		}
-		if (i > 0 && strncmp(argv[i], "--audit=", 8) == 0) {
-			audit = argv[i] + 8;
-			continue;
-		}
 		if (i > 0 && strcmp(argv[i], "--approve") == 0 && i + 1 < argc) {
 			approve = argv[++i];
 			continue;
@@ -107,8 +99,7 @@ int cli_session(int argc, char **argv)
 	}
 	r = cli_parse_common(n, args, "session", false, &c, &optind_);
 	if (r == -1) {
-		fputs("\nSession options:\n"
-		      "  --audit FILE           append one JSON line per call to FILE\n"
+		fputs("\nSession options (--audit FILE logs one line per call):\n"
 		      "  --approve CMD          ask CMD (sh -c, on the host, the request's JSON on stdin) before each\n"
 		      "                         bash, exec and file-tool call; non-zero exit: error \"denied\"\n"
 		      "\nRequests on stdin, one JSON object per line; events on stdout (docs/sessions.md).\n", stdout);
@@ -129,7 +120,7 @@ int cli_session(int argc, char **argv)
 		goto out;
 	}
 	if (cli_default_root(c.policy, &err) < 0 ||
-	    corral_session_new(c.policy, &CORRAL_SESSION_OPTS(.audit_path = audit, .approve = approve), on_event, NULL, &s, &err) < 0) {
+	    corral_session_new(c.policy, &CORRAL_SESSION_OPTS(.approve = approve), on_event, NULL, &s, &err) < 0) {
 		code = cli_fail_err(false, &err);
 		goto out;
 	}

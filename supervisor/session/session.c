@@ -451,11 +451,11 @@ static char **session_env(struct corral_session *s)
 			goto oom;
 	}
 	{
-		/* HOME: the session's private one, unless the policy sets it (env.set). */
+		/* HOME: the session's private one, unless the policy gives one (env.set, env.pass). */
 		bool set = false;
 
-		for (size_t i = 0; i < s->sb->policy->env.n_set; i++)
-			set |= s->sb->policy->env.set[i].name && strcmp(s->sb->policy->env.set[i].name, "HOME") == 0;
+		for (size_t i = 0; v[i]; i++)
+			set |= strncmp(v[i], "HOME=", 5) == 0;
 		if (!set && envp_set(&v, "HOME", s->t.home) < 0)
 			goto oom;
 	}
@@ -1405,8 +1405,16 @@ _public_ int corral_session_new(const struct corral_policy *p, const struct corr
 				       "append to)", o.audit_path, corral_strerror(errno));
 			goto fail;
 		}
+	} else if (s->sb->audit_fd >= 0) {
+		/* The policy's audit log (--audit, policy key audit), opened by the sandbox. */
+		s->audit_fd = fcntl(s->sb->audit_fd, F_DUPFD_CLOEXEC, 3);
+		if (s->audit_fd < 0) {
+			r = corral_err(err, CORRAL_E_SETUP, errno, "audit: %s", corral_strerror(errno));
+			goto fail;
+		}
 	}
-	{
+	memcpy(s->policy_sha256, s->sb->policy_sha256, sizeof(s->policy_sha256));
+	if (!s->policy_sha256[0]) {
 		/* The policy's identity for the audit lines: SHA-256 of its canonical form. */
 		char *dump = corral_policy_dump(s->sb->policy);
 
@@ -1417,16 +1425,40 @@ _public_ int corral_session_new(const struct corral_policy *p, const struct corr
 		corral_sha256_hex(dump, strlen(dump), s->policy_sha256);
 		free(dump);
 	}
+	/* The first directory: the policy's cwd (--cwd), proven beneath the root as the file tools do. */
+	if (s->sb->policy->cwd && *s->sb->policy->cwd) {
+		struct corral_error e = {};
+		char *host = NULL;
+		size_t rl = strlen(s->sb->root);
+		int dfd = corral_resolve_open(s->sb->root_fd, s->sb->root, s->sb->policy->cwd, CORRAL_RESOLVE_DIRECTORY, &e);
+
+		if (dfd < 0 || corral_resolve_path(s->sb->root, s->sb->policy->cwd, true, &host, &e) < 0) {
+			safe_close(dfd);
+			r = corral_err(err, e.code ? e.code : CORRAL_E_SETUP, e.sys_errno ? e.sys_errno : EINVAL,
+				       "cwd %s (root %s): --cwd (policy key cwd) must name a directory under the root, "
+				       "reached without symlinks", e.message, s->sb->root);
+			goto fail;
+		}
+		safe_close(dfd);
+		s->cwd = strdup(host[rl] == '/' && host[rl + 1] ? host + rl + 1 : ".");
+		free(host);
+		if (!s->cwd) {
+			r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+			goto fail;
+		}
+	}
 	r = corral_template_start(&s->t, s->sb, err);
 	if (r < 0)
 		goto fail;
-	s->cwd = strdup(".");
+	if (!s->cwd)
+		s->cwd = strdup(".");
 	*out = s;
 	return 0;
 fail:
 	corral_sandbox_free(s->sb);
 	safe_close(s->audit_fd);
 	free(s->approve);
+	free(s->cwd);
 	free(s);
 	return r;
 }

@@ -623,7 +623,7 @@ int corral_template_start(struct corral_template *t, struct corral_sandbox *sb, 
 	t->sb = sb;
 	t->pid = -1;
 	t->pidfd = t->ctl = t->devnull = t->un_stop = -1;
-	t->run.ruleset_fd = t->run.tmp_fd = t->run.un_parent = t->run.un_child = -1;
+	t->run.ruleset_fd = t->run.tmp_fd = t->run.un_parent = t->run.un_child = t->run.cwd_fd = -1;
 	for (int i = 0; i < CORRAL_CG_MAX; i++)
 		t->run.cg_fd[i] = -1;
 

@@ -80,6 +80,7 @@ def main():
         run_approve(base, root)
         run_loopback(root)
         run_storm(root)
+        run_cwd(root, outside)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     print("%d passed, %d failed" % (passes, len(failures)))
@@ -420,7 +421,7 @@ def run_audit(base, root):
     check("audit: a refused file tool is audited with its error", esc and esc[0].get("error", {}).get("code") == "escape", esc)
     tmo = [x for x in lines if x.get("ended_by") == "timeout"]
     check("audit: the timed-out call", len(tmo) == 1, lines)
-    shown = subprocess.run([CORRAL, "policy", "show", "--root", root], capture_output=True).stdout
+    shown = subprocess.run([CORRAL, "policy", "show", "--root", root, "--audit", log], capture_output=True).stdout
     import hashlib
     check("audit: policy_sha256 is the canonical policy's", a.get("policy_sha256") == hashlib.sha256(shown).hexdigest(), a)
 
@@ -502,6 +503,17 @@ def run_storm(root):
     final = [e for e in s.events if e.get("event") in ("result", "error")]
     check("storm of 300 mixed requests: each answered once, exit 0", rc == 0 and len(final) == 300,
           (rc, len(final)))
+
+
+def run_cwd(root, outside):
+    os.makedirs(os.path.join(root, "src", "sub"), exist_ok=True)
+    s = Session(CORRAL, root, "--cwd", "src/sub")
+    st = s.call("status")
+    r = s.call("exec", argv=["/bin/pwd"])
+    check("--cwd: the session starts there", st.get("cwd") == "src/sub" and r.get("stdout") == root + "/src/sub\n", (st, r))
+    s.close()
+    p = subprocess.run([CORRAL, "session", "--root", root, "--cwd", "../outside"], input=b"", capture_output=True)
+    check("--cwd outside the root: refused (125) naming --cwd", p.returncode == 125 and b"--cwd" in p.stderr, p)
 
 
 if __name__ == "__main__":

@@ -630,6 +630,11 @@ int corral_template_start(struct corral_template *t, struct corral_sandbox *sb, 
 	if (sb->docker)
 		return corral_err(err, CORRAL_E_NOT_IMPLEMENTED, EOPNOTSUPP,
 				  "session: the docker provider has no sessions yet; use --provider local");
+	/* Never less confined than asked: a session has no PID namespace of its own yet. */
+	if (sb->procns.mode != CORRAL_PROCNS_OFF)
+		return corral_err(err, CORRAL_E_NOT_IMPLEMENTED, EOPNOTSUPP,
+				  "session: proc \"private\" (--proc private) is not available in sessions yet; "
+				  "use --proc host, or corral run per command");
 	abi = corral_ll_plan_abi(sb->ll);
 	if (abi < 6)
 		return corral_err(err, CORRAL_E_UNSUPPORTED, EOPNOTSUPP,

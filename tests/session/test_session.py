@@ -514,6 +514,10 @@ def run_cwd(root, outside):
     s.close()
     p = subprocess.run([CORRAL, "session", "--root", root, "--cwd", "../outside"], input=b"", capture_output=True)
     check("--cwd outside the root: refused (125) naming --cwd", p.returncode == 125 and b"--cwd" in p.stderr, p)
+    p = subprocess.run([CORRAL, "session", "--root", root, "--proc", "private", "--compat", "best-effort"],
+                       input=b"", capture_output=True)
+    check("--proc private: refused (125) rather than a session without its PID namespace",
+          p.returncode == 125 and b"--proc" in p.stderr, p)
 
 
 if __name__ == "__main__":

@@ -464,6 +464,84 @@ int corral_resolve_create(int root_fd, const char *root_path, const char *path,
 int corral_resolve_path(const char *root, const char *path, bool must_exist,
 			char **out, struct corral_error *err);
 
+/* ---------------------------------------------------------------- sessions */
+
+/*
+ * A session (DESIGN.md "Agent sessions"): one warm sandbox for an agent's
+ * conversation. The policy, the root, the identity, the Landlock domain,
+ * the seccomp filter, cgroups and the private tmp and HOME are set up once,
+ * in a template process that forks every call; the session keeps a shell's
+ * state (working directory, exported variables) between bash calls. Needs
+ * the local provider and Landlock ABI 6 (scoped signals), which keeps calls
+ * apart from each other and from the session (docs/sessions.md).
+ */
+struct corral_session;
+
+/*
+ * Called for every event of every call, from any of the session's threads,
+ * never concurrently for one session (the session serialises the calls):
+ * |line| is one complete JSON object of DESIGN.md "Agent sessions" (no
+ * newline), e.g. {"id": 7, "event": "result", ...}; valid only during
+ * the call. Must not call back into the session except corral_session_call
+ * and corral_session_cancel.
+ */
+typedef void (*corral_session_event_fn)(void *userdata, const char *line, size_t len);
+
+struct corral_session_opts {
+	size_t sz;               /* sizeof(struct corral_session_opts) */
+	const char *audit_path;  /* append one JSON line per call (DESIGN.md "Audit log"); NULL: the policy's, or off */
+	unsigned max_calls;      /* calls running at once (0: 16); more get error "busy" */
+	/*
+	 * A host command (run with /bin/sh -c, outside the sandbox, with the
+	 * caller's environment plus CORRAL_SESSION_ID and CORRAL_TOOL) asked
+	 * before each bash, exec and file-tool call, the request's JSON on its
+	 * stdin: exit 0 approves; anything else (or no answer within 60 s) is
+	 * error "denied", audited, with the first line of its output. NULL: none.
+	 */
+	const char *approve;
+};
+#define CORRAL_SESSION_OPTS(...) \
+	((struct corral_session_opts){ .sz = sizeof(struct corral_session_opts), __VA_ARGS__ })
+
+/*
+ * Start a session: the sandbox set up once (template etc.). |p| is copied.
+ * Errors as corral_sandbox_new, plus CORRAL_E_UNSUPPORTED (Landlock ABI
+ * below 6) and CORRAL_E_NOT_IMPLEMENTED (the docker provider). The calling
+ * process becomes the parent of the template; it must not reap children
+ * it did not start (as for corral_sandbox_exec).
+ */
+int corral_session_new(const struct corral_policy *p, const struct corral_session_opts *opts,
+		       corral_session_event_fn fn, void *userdata,
+		       struct corral_session **out, struct corral_error *err);
+
+/*
+ * Submit one request: one JSON object of the session protocol
+ * ({"id": 3, "tool": "read_file", "path": "src/a.c"}), |len| bytes, not
+ * necessarily NUL-terminated. Returns at once (0) after starting the call
+ * (quick tools may have completed and emitted their result by then); every
+ * outcome, a malformed request included, arrives as events through |fn|
+ * (a bad request: {"id": ..., "event": "error", "error": {"code", "message"}},
+ * id null when none could be read). Returns a negative errno only when the
+ * session itself is unusable (-ESHUTDOWN after free began, -ENOMEM).
+ * Thread-safe.
+ */
+int corral_session_call(struct corral_session *s, const char *request, size_t len);
+
+/*
+ * Cancel the running call whose id is |id_json| (the id's JSON text: "7" or
+ * "\"abc\""): its tree is killed, its result says ended_by "cancelled".
+ * Returns 1 if it was running, 0 if not. Thread-safe. (The "cancel" tool
+ * does the same from a request.)
+ */
+int corral_session_cancel(struct corral_session *s, const char *id_json);
+
+/*
+ * End the session: every running call killed (their result events are
+ * still delivered before this returns), the template and every process
+ * gone, the private tmp removed. Accepts NULL.
+ */
+void corral_session_free(struct corral_session *s);
+
 /* ---------------------------------------------------------------- check */
 
 /*

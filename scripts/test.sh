@@ -74,6 +74,13 @@ if [ -x "$asan/tests/fuzz/fuzz-unotify-decode" ] && [ "$unotify_seconds" -gt 0 ]
     "$asan/tests/fuzz/fuzz-unotify-decode" -max_total_time="$unotify_seconds" -timeout=10 -rss_limit_mb=2048 \
     -artifact_prefix="$corpus/" "$corpus"
 fi
+if [ -x "$asan/tests/fuzz/fuzz-session" ] && [ "$fuzz_seconds" -gt 0 ]; then
+  corpus=$(mktemp -d)
+  cp tests/fuzz/corpus-session/* "$corpus"/
+  step "fuzz session request parser ${fuzz_seconds}s" env ASAN_OPTIONS=detect_leaks=1 \
+    "$asan/tests/fuzz/fuzz-session" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 \
+    -max_len=65536 -artifact_prefix="$corpus/" "$corpus"
+fi
 step "bench smoke" bash bench/run.sh --smoke --build "$build"
 
 echo

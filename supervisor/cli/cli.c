@@ -28,6 +28,7 @@ static const char usage_main[] =
 	"  resolve --root DIR [--json] PATH      the host path of PATH under DIR, or an error\n"
 	"  check [--json] [--policy FILE] [OPTIONS]\n"
 	"                                        prove on this host that the policy's promises hold\n"
+	"  session [OPTIONS] [--audit FILE]      one warm sandbox: JSON requests on stdin, events on stdout\n"
 	"\n"
 	"  corral --version | corral COMMAND --help\n";
 
@@ -507,6 +508,8 @@ static int cli_main(int argc, char **argv)
 	}
 	if (strcmp(cmd, "probe") == 0)
 		return cli_probe(argc - 1, argv + 1);
+	if (strcmp(cmd, "session") == 0)
+		return cli_session(argc - 1, argv + 1);
 	if (strcmp(cmd, "policy") == 0)
 		return cli_policy(argc - 1, argv + 1);
 	if (strcmp(cmd, "resolve") == 0)

@@ -69,5 +69,6 @@ int cli_probe(int argc, char **argv);
 int cli_policy(int argc, char **argv);
 int cli_resolve(int argc, char **argv);
 int cli_check(int argc, char **argv);
+int cli_session(int argc, char **argv);
 
 #endif

@@ -586,6 +586,8 @@ _child_ int corral_child_main(void *arg)
 
 	child_confine(c, ruleset_fd, mediated, err_w);
 
+	if (c->after_confine)
+		_exit(c->after_confine(c, c->after_arg));
 	((struct corral_child *)c)->reached_exec = true;
 	{
 		struct corral_child_report rep = { .stage = STAGE_EXEC };

@@ -734,6 +734,11 @@ static int open_cwd(const struct corral_sandbox *sb, const char *cwd, int *fd_ou
 	return 0;
 }
 
+void corral_sandbox_rlimits(struct corral_sandbox *sb, struct corral_spawn_rlimits *rl, int cancel_fd)
+{
+	fill_rlimits(sb, rl, cancel_fd);
+}
+
 static void run_clear(const struct corral_sandbox *sb, struct corral_run *run)
 {
 	run->ruleset_fd = safe_close(run->ruleset_fd);

@@ -241,6 +241,14 @@ struct corral_child {
 	 * the command on, in the init's own copy of this memory; NULL otherwise.
 	 */
 	char *inner_stack_top;
+	/*
+	 * When set, called once every confinement step is done, instead of
+	 * execve: a session's template process (supervisor/session/) lives on
+	 * confined. Its return value is the exit status. Only for a child that
+	 * does not share the parent's memory (a fork).
+	 */
+	int (*after_confine)(const struct corral_child *c, void *arg);
+	void *after_arg;
 };
 
 /* Stages the child reports through the error pipe. */
@@ -303,6 +311,12 @@ struct corral_child_report {
 	long max_rss_kb;
 	long leftovers;
 };
+
+/*
+ * The rlimits of one run of |sb| (limits.*; RLIMIT_NPROC relative to the
+ * uid's task count when there is no pids cgroup). |cancel_fd| may be -1.
+ */
+void corral_sandbox_rlimits(struct corral_sandbox *sb, struct corral_spawn_rlimits *rl, int cancel_fd);
 
 /* The child entry point for clone(); never returns. */
 int corral_child_main(void *arg);

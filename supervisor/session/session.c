@@ -1,0 +1,1499 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Agent sessions (DESIGN.md "Agent sessions"): the request parser, the
+ * calls (one thread each), the shell state, background jobs, cancel,
+ * status and the audit lines. Commands run through the session's template
+ * process (template.c); file tools run host-side (tools.c).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <math.h>
+#include <poll.h>
+#include <pthread.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal/sha256.h"
+#include "internal/utf8.h"
+#include "internal/util.h"
+#include "policy/policy.h"
+#include "supervisor/exec/sandbox.h"
+#include "supervisor/session/session.h"
+#include "supervisor/session/template.h"
+
+#define DEFAULT_TIMEOUT 30.0
+#define DEFAULT_OUTPUT (1024 * 1024)
+#define DEFAULT_MAX_CALLS 16
+#define STATE_MAX (4u << 20)
+#define JOBS_KEPT 64
+
+struct call {
+	struct corral_session *s;
+	json_t *req;
+	json_t *id;
+	char *id_text;          /* the id's JSON text ("7", "\"abc\"") */
+	const char *tool;
+	int cancel_fd;          /* eventfd */
+	volatile bool cancelled;
+	bool background, stream, running, command;
+	bool done;              /* its thread emitted its last event */
+	char started_at[48];
+	char run_id[33];
+	int64_t started_ms;     /* started_at, ms since the epoch */
+	unsigned long leftovers;
+	double t0;
+	/* Output kept for job_output (background jobs), under s->lock. */
+	char *jout[2];
+	size_t jlen[2], jread[2], jmax;
+	size_t carry_len[2];    /* stream events: an incomplete UTF-8 sequence held back */
+	char carry[2][4];
+	json_t *final;          /* a finished call's result fields, for job_kill */
+	pthread_t thread;
+	bool joinable;
+	struct call *next;
+};
+
+struct corral_session {
+	struct corral_sandbox *sb;
+	struct corral_template t;
+	corral_session_event_fn fn;
+	void *userdata;
+	pthread_mutex_t lock;       /* calls, state, counters */
+	pthread_mutex_t emit_lock;  /* one event at a time */
+	pthread_cond_t cond;
+	struct call *calls;         /* running, and finished background jobs (at most JOBS_KEPT) */
+	unsigned n_running, max_calls;
+	unsigned n_threads;         /* call threads not yet finished */
+	unsigned long n_calls, n_errors, seq;
+	bool closing;
+	char *cwd;                  /* relative to the root, "." for it */
+	char **env;                 /* exported variables the last bash call left (NULL: the base) */
+	int audit_fd;
+	char *approve;              /* the approval command, or NULL */
+	char session_id[33];
+	char policy_sha256[65];
+	const char *bash;
+};
+
+/* ------------------------------------------------------------ helpers */
+
+json_t *corral_json_text(const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	json_t *j;
+	char *buf;
+	size_t o = 0;
+
+	j = json_stringn(s ? s : "", s ? len : 0);
+	if (j)
+		return j;
+	buf = malloc(len * 3 + 1);
+	if (!buf)
+		return NULL;
+	for (size_t i = 0; i < len;) {
+		size_t bad;
+		int n = corral_utf8_seq(u + i, len - i, &bad);
+
+		if (n > 0) {
+			memcpy(buf + o, s + i, (size_t)n);
+			o += (size_t)n;
+			i += (size_t)n;
+		} else {
+			memcpy(buf + o, "\xEF\xBF\xBD", 3);
+			o += 3;
+			i += bad ? bad : 1;
+		}
+	}
+	j = json_stringn(buf, o);
+	free(buf);
+	return j;
+}
+
+static void iso_now(char out[48])
+{
+	struct timespec ts;
+	struct tm tm;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	snprintf(out, 48, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+		 tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ts.tv_nsec / 1000000) % 1000);
+}
+
+static double mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void random_hex(char *out, size_t nbytes)
+{
+	unsigned char b[32];
+
+	if (nbytes > sizeof(b))
+		nbytes = sizeof(b);
+	if (getrandom(b, nbytes, 0) != (ssize_t)nbytes)
+		for (size_t i = 0; i < nbytes; i++)
+			b[i] = (unsigned char)(rand() ^ (int)mono_ms());
+	for (size_t i = 0; i < nbytes; i++)
+		sprintf(out + 2 * i, "%02x", b[i]);
+}
+
+/* Emit one event: |ev| is consumed. */
+static void emit(struct corral_session *s, json_t *ev)
+{
+	char *line;
+
+	if (!ev)
+		return;
+	line = json_dumps(ev, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(9));
+	json_decref(ev);
+	if (!line)
+		return;
+	pthread_mutex_lock(&s->emit_lock);
+	s->fn(s->userdata, line, strlen(line));
+	pthread_mutex_unlock(&s->emit_lock);
+	free(line);
+}
+
+static json_t *event_new(json_t *id, const char *event, json_t *tag)
+{
+	json_t *ev = json_object();
+
+	json_object_set(ev, "id", id ? id : json_null());
+	json_object_set_new(ev, "event", json_string(event));
+	if (tag)
+		json_object_set(ev, "tag", tag);
+	return ev;
+}
+
+static void emit_error(struct corral_session *s, json_t *id, json_t *tag, const char *code, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+static void emit_error(struct corral_session *s, json_t *id, json_t *tag, const char *code, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	json_t *ev = event_new(id, "error", tag), *e = json_object();
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	json_object_set_new(e, "code", json_string(code));
+	json_object_set_new(e, "message", corral_json_text(msg, strlen(msg)));
+	json_object_set_new(ev, "error", e);
+	pthread_mutex_lock(&s->lock);
+	s->n_errors++;
+	pthread_mutex_unlock(&s->lock);
+	emit(s, ev);
+}
+
+/* ------------------------------------------------------------ audit */
+
+static void audit(struct corral_session *s, struct call *c, const struct corral_result *res, const char *ended_by,
+		  const char *cwd, const char *err_code, const char *err_msg)
+{
+	json_t *l, *cmd;
+	char ended[48];
+	char *line;
+
+	if (s->audit_fd < 0)
+		return;
+	iso_now(ended);
+	l = json_object();
+	json_object_set_new(l, "run_id", json_string(c->run_id));
+	json_object_set_new(l, "session_id", json_string(s->session_id));
+	json_object_set(l, "tag", json_object_get(c->req, "tag") ? json_object_get(c->req, "tag") : json_null());
+	json_object_set_new(l, "tool", json_string(c->tool));
+	json_object_set(l, "id", c->id);
+	if ((cmd = json_object_get(c->req, "argv")))
+		json_object_set(l, "argv", cmd);
+	else if ((cmd = json_object_get(c->req, "command")))
+		json_object_set(l, "command", cmd);
+	else if ((cmd = json_object_get(c->req, "path")))
+		json_object_set(l, "path", cmd);
+	json_object_set_new(l, "cwd", json_string(cwd ? cwd : "."));
+	json_object_set_new(l, "policy_sha256", json_string(s->policy_sha256));
+	json_object_set_new(l, "provider", json_string("local"));
+	json_object_set_new(l, "network", json_string(s->sb->policy->network == CORRAL_NET_LOOPBACK ? "loopback" :
+						      s->sb->policy->network == CORRAL_NET_HOST ? "host" : "none"));
+	json_object_set_new(l, "started_at", json_string(c->started_at));
+	json_object_set_new(l, "ended_at", json_string(ended));
+	if (res) {
+		json_object_set_new(l, "exit_status", res->exited && !res->timed_out ? json_integer(res->exit_status) :
+			json_null());
+		json_object_set_new(l, "signal", res->signal ? json_integer(res->signal) : json_null());
+		json_object_set_new(l, "ended_by", json_string(ended_by));
+		json_object_set_new(l, "cpu_ms", json_real(res->cpu_ms));
+		json_object_set_new(l, "max_rss_kb", json_integer(res->max_rss_kb));
+		json_object_set_new(l, "denials", json_array());
+		json_object_set_new(l, "leftovers_killed", json_integer((json_int_t)c->leftovers));
+	} else {
+		json_object_set_new(l, "exit_status", json_null());
+		json_object_set_new(l, "signal", json_null());
+		json_object_set_new(l, "ended_by", err_code ? json_null() : json_string("exit"));
+		json_object_set_new(l, "cpu_ms", json_null());
+		json_object_set_new(l, "max_rss_kb", json_null());
+		json_object_set_new(l, "denials", json_array());
+		json_object_set_new(l, "leftovers_killed", json_null());
+	}
+	if (err_code) {
+		json_t *e = json_object();
+
+		json_object_set_new(e, "code", json_string(err_code));
+		json_object_set_new(e, "message", corral_json_text(err_msg, strlen(err_msg)));
+		json_object_set_new(l, "error", e);
+	}
+	line = json_dumps(l, JSON_COMPACT | JSON_REAL_PRECISION(9));
+	json_decref(l);
+	if (line) {
+		size_t n = strlen(line);
+
+		line[n] = '\n';
+		/* One write on an O_APPEND fd: lines stay whole when processes share the file. */
+		ssize_t _unused_ w = write(s->audit_fd, line, n + 1);
+		free(line);
+	}
+}
+
+/* ------------------------------------------------------------ calls */
+
+static struct call *find_call(struct corral_session *s, const char *id_text, bool running_only)
+{
+	for (struct call *c = s->calls; c; c = c->next)
+		if (strcmp(c->id_text, id_text) == 0 && (!running_only || c->running))
+			return c;
+	return NULL;
+}
+
+static void call_free(struct call *c)
+{
+	if (!c)
+		return;
+	json_decref(c->req);
+	json_decref(c->id);
+	free(c->id_text);
+	safe_close(c->cancel_fd);
+	free(c->jout[0]);
+	free(c->jout[1]);
+	json_decref(c->final);
+	free(c);
+}
+
+/* Unlink |c| (s->lock held). */
+static void call_unlink(struct corral_session *s, struct call *c)
+{
+	for (struct call **pp = &s->calls; *pp; pp = &(*pp)->next)
+		if (*pp == c) {
+			*pp = c->next;
+			return;
+		}
+}
+
+static void on_output(void *arg, int stream, const char *data, size_t len)
+{
+	struct call *c = arg;
+	struct corral_session *s = c->s;
+	int i = stream - 1;
+
+	if (c->background) {
+		pthread_mutex_lock(&s->lock);
+		if (c->jlen[i] < c->jmax) {
+			size_t k = len < c->jmax - c->jlen[i] ? len : c->jmax - c->jlen[i];
+			char *nb = realloc(c->jout[i], c->jlen[i] + k + 1);
+
+			if (nb) {
+				memcpy(nb + c->jlen[i], data, k);
+				c->jout[i] = nb;
+				c->jlen[i] += k;
+			}
+		}
+		pthread_mutex_unlock(&s->lock);
+	}
+	if (c->stream) {
+		/* Whole characters only: an incomplete sequence at the end waits for the next chunk. */
+		size_t n = c->carry_len[i] + len, keep = 0;
+		char *b = malloc(n);
+		json_t *ev;
+
+		if (!b)
+			return;
+		memcpy(b, c->carry[i], c->carry_len[i]);
+		memcpy(b + c->carry_len[i], data, len);
+		for (size_t k = n > 3 ? n - 3 : 0; k < n; k++) {
+			size_t bad;
+
+			if (corral_utf8_seq((unsigned char *)b + k, n - k, &bad) < 0) {
+				keep = n - k;
+				break;
+			}
+		}
+		memcpy(c->carry[i], b + n - keep, keep);
+		c->carry_len[i] = keep;
+		if (n == keep) {
+			free(b);
+			return;
+		}
+		ev = event_new(c->id, "output", json_object_get(c->req, "tag"));
+		json_object_set_new(ev, "stream", json_string(i ? "stderr" : "stdout"));
+		json_object_set_new(ev, "data", corral_json_text(b, n - keep));
+		free(b);
+		emit(c->s, ev);
+	}
+}
+
+/*
+ * The call is over: no longer running (a cancel says false, its id may be
+ * used again) from just before its last event on. Its thread may still be
+ * finishing (s->n_threads).
+ */
+static void call_finish(struct call *c)
+{
+	struct corral_session *s = c->s;
+
+	pthread_mutex_lock(&s->lock);
+	if (c->running) {
+		c->running = false;
+		s->n_running--;
+		pthread_cond_broadcast(&s->cond);
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+static char **envp_dup(char *const *v)
+{
+	size_t n = 0;
+	char **o;
+
+	while (v && v[n])
+		n++;
+	o = calloc(n + 1, sizeof(*o));
+	for (size_t i = 0; o && i < n; i++)
+		if (!(o[i] = strdup(v[i]))) {
+			for (size_t j = 0; j < i; j++)
+				free(o[j]);
+			free(o);
+			return NULL;
+		}
+	return o;
+}
+
+static void envp_free(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* Set NAME=VALUE in the malloc'd vector *|v| (replacing). */
+static int envp_set(char ***v, const char *name, const char *value)
+{
+	size_t nl = strlen(name), n = 0;
+	char *e;
+
+	if (asprintf(&e, "%s=%s", name, value) < 0)
+		return -ENOMEM;
+	for (; (*v)[n]; n++)
+		if (strncmp((*v)[n], name, nl) == 0 && (*v)[n][nl] == '=') {
+			free((*v)[n]);
+			(*v)[n] = e;
+			return 0;
+		}
+	{
+		char **nv = realloc(*v, (n + 2) * sizeof(**v));
+
+		if (!nv) {
+			free(e);
+			return -ENOMEM;
+		}
+		nv[n] = e;
+		nv[n + 1] = NULL;
+		*v = nv;
+	}
+	return 0;
+}
+
+/* The session's environment now: the last bash call's exports, or the base plus TMPDIR and HOME. */
+static char **session_env(struct corral_session *s)
+{
+	char **v = NULL;
+
+	pthread_mutex_lock(&s->lock);
+	if (s->env)
+		v = envp_dup(s->env);
+	pthread_mutex_unlock(&s->lock);
+	if (v)
+		return v;
+	v = envp_dup(s->sb->envp);
+	if (!v)
+		return NULL;
+	if (s->sb->policy->fs.private_tmp) {
+		bool has = false;
+
+		for (size_t i = 0; v[i]; i++)
+			has |= strncmp(v[i], "TMPDIR=", 7) == 0;
+		if (!has && envp_set(&v, "TMPDIR", s->t.run.tmp_path) < 0)
+			goto oom;
+	}
+	{
+		/* HOME: the session's private one, unless the policy gives one (env.set, env.pass). */
+		bool set = false;
+
+		for (size_t i = 0; v[i]; i++)
+			set |= strncmp(v[i], "HOME=", 5) == 0;
+		if (!set && envp_set(&v, "HOME", s->t.home) < 0)
+			goto oom;
+	}
+	return v;
+oom:
+	envp_free(v);
+	return NULL;
+}
+
+static char *session_cwd(struct corral_session *s)
+{
+	char *c;
+
+	pthread_mutex_lock(&s->lock);
+	c = strdup(s->cwd ? s->cwd : ".");
+	pthread_mutex_unlock(&s->lock);
+	return c;
+}
+
+/*
+ * The bash script of one call: an EXIT trap that writes the physical
+ * working directory (one line) and `export -p` to |state|, then the
+ * command on its own line. Builtins only, no fork; the trap leaves the
+ * exit status alone (bash keeps the status the shell was exiting with)
+ * and writes nothing to stdout or stderr.
+ */
+static char *bash_script(const char *state, const char *command)
+{
+	char *out;
+
+	if (asprintf(&out, "trap '{ builtin pwd -P || builtin echo; builtin export -p; } >| %s 2>/dev/null' EXIT\n%s",
+		     state, command) < 0)
+		return NULL;
+	return out;
+}
+
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/*
+ * Decode bash's `export -p` (lines `declare -FLAGS NAME="VALUE"`,
+ * `declare -x NAME=$'ANSI-C'`, `declare -x NAME` without a value, or
+ * `export NAME="VALUE"` in POSIX mode) into NAME=VALUE entries, each
+ * NUL-terminated, in |out| (at least |len| + 1 bytes: decoding never
+ * grows the text). A malformed line is skipped. Returns the bytes used.
+ */
+static size_t decode_export_p(const char *t, size_t len, char *out)
+{
+	const char *end = t + len;
+	size_t o = 0;
+
+	while (t < end) {
+		const char *nl = memchr(t, '\n', (size_t)(end - t));
+		size_t start = o;
+		bool ok = false;
+
+		if ((size_t)(end - t) > 9 && strncmp(t, "declare -", 9) == 0) {
+			t += 9;
+			while (t < end && ((*t >= 'a' && *t <= 'z') || (*t >= 'A' && *t <= 'Z')))
+				t++;
+		} else if ((size_t)(end - t) > 7 && strncmp(t, "export ", 7) == 0) {
+			t += 6;
+		} else {
+			goto next;
+		}
+		if (t >= end || *t != ' ')
+			goto next;
+		t++;
+		if (t >= end || !((*t >= 'a' && *t <= 'z') || (*t >= 'A' && *t <= 'Z') || *t == '_'))
+			goto next;
+		while (t < end && ((*t >= 'a' && *t <= 'z') || (*t >= 'A' && *t <= 'Z') || (*t >= '0' && *t <= '9') || *t == '_'))
+			out[o++] = *t++;
+		if (t >= end || *t != '=')
+			goto next; /* exported without a value: not in the environment */
+		out[o++] = *t++;
+		if (t < end && *t == '"') {
+			for (t++; t < end && *t != '"'; t++) {
+				if (*t == '\\' && t + 1 < end && strchr("\\\"$`", t[1]))
+					t++;
+				out[o++] = *t;
+			}
+			ok = t < end;
+			t++;
+		} else if (t + 1 < end && t[0] == '$' && t[1] == '\'') {
+			for (t += 2; t < end && *t != '\''; t++) {
+				int v = 0, k;
+
+				if (*t != '\\' || t + 1 >= end) {
+					out[o++] = *t;
+					continue;
+				}
+				t++;
+				switch (*t) {
+				case 'a': out[o++] = '\a'; break;
+				case 'b': out[o++] = '\b'; break;
+				case 'e': case 'E': out[o++] = 0x1b; break;
+				case 'f': out[o++] = '\f'; break;
+				case 'n': out[o++] = '\n'; break;
+				case 'r': out[o++] = '\r'; break;
+				case 't': out[o++] = '\t'; break;
+				case 'v': out[o++] = '\v'; break;
+				case 'c':
+					if (t + 1 < end)
+						out[o++] = (char)(*++t & 0x1f);
+					break;
+				case 'x':
+					for (k = 0; k < 2 && t + 1 < end && hexval(t[1]) >= 0; k++)
+						v = v * 16 + hexval(*++t);
+					out[o++] = (char)v;
+					break;
+				case '0': case '1': case '2': case '3': case '4': case '5': case '6': case '7':
+					v = *t - '0';
+					for (k = 1; k < 3 && t + 1 < end && t[1] >= '0' && t[1] <= '7'; k++)
+						v = v * 8 + (*++t - '0');
+					out[o++] = (char)v;
+					break;
+				default: /* \\ \' \" \? and anything else: the character itself */
+					out[o++] = *t;
+				}
+			}
+			ok = t < end;
+			t++;
+		}
+		/* A NUL in a value cannot be in an environment: the entry is dropped. */
+		if (ok && t <= end && (t == end || *t == '\n') && !memchr(out + start, 0, o - start)) {
+			out[o++] = 0;
+			t = t < end ? t + 1 : t;
+			continue;
+		}
+next:
+		o = start;
+		t = nl ? nl + 1 : end;
+	}
+	return o;
+}
+
+/* Read the state file a bash call left (through the boundary: the command controls it). */
+static const char *env_lookup(char *const *v, const char *name, size_t nl)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		if (strncmp(v[i], name, nl) == 0 && v[i][nl] == '=')
+			return v[i];
+	return NULL;
+}
+
+/*
+ * Read the state file a bash call left (through the boundary: the command
+ * controls it). |call_env| (the call's own "env", or NULL) is not
+ * persisted: a variable it set and the command left as it was goes back
+ * to the session's value before the call (|before|).
+ */
+static void take_state(struct corral_session *s, const char *name, json_t *warnings, json_t *call_env,
+		       char *const *before)
+{
+	struct corral_error err = {};
+	_cleanup_close_ int fd = corral_resolve_open(s->t.run.tmp_fd, NULL, name, CORRAL_RESOLVE_FILE, &err);
+	_cleanup_free_ char *buf = NULL;
+	struct stat st;
+	_cleanup_free_ char *list = NULL;
+	char **env = NULL, *p, *end, *pwd, *nl;
+	size_t n = 0, got = 0;
+	ssize_t k;
+
+	unlinkat(s->t.run.tmp_fd, name, 0);
+	if (fd < 0) {
+		json_array_append_new(warnings, json_string("the shell left no state (an EXIT trap of its own, "
+			"exec, or a kill): the working directory and exports stay as they were"));
+		return;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > STATE_MAX || !(buf = malloc((size_t)st.st_size + 1)))
+		return;
+	while (got < (size_t)st.st_size && (k = read(fd, buf + got, (size_t)st.st_size - got)) > 0)
+		got += (size_t)k;
+	buf[got] = 0;
+	pwd = buf;
+	nl = memchr(buf, '\n', got);
+	if (!nl || !(list = malloc(got + 1)))
+		return;
+	*nl = 0;
+	p = list;
+	end = list + decode_export_p(nl + 1, got - (size_t)(nl + 1 - buf), list);
+	{
+		size_t pl = strlen(pwd), rl = strlen(s->sb->root);
+		const char *rel = NULL;
+
+		while (pl && pwd[pl - 1] == '\n')
+			pwd[--pl] = 0;
+		if (strcmp(pwd, s->sb->root) == 0)
+			rel = ".";
+		else if (strncmp(pwd, s->sb->root, rl) == 0 && (pwd[rl] == '/' || rl == 1))
+			rel = pwd + rl + (rl > 1);
+		if (rel) {
+			struct corral_error e2 = {};
+			int dfd = strcmp(rel, ".") == 0 ? 0 :
+				  corral_resolve_open(s->sb->root_fd, NULL, rel, CORRAL_RESOLVE_DIRECTORY, &e2);
+
+			if (dfd >= 0) {
+				char *c = strdup(rel);
+
+				if (dfd > 0)
+					close(dfd);
+				if (c) {
+					pthread_mutex_lock(&s->lock);
+					free(s->cwd);
+					s->cwd = c;
+					pthread_mutex_unlock(&s->lock);
+				}
+			} else {
+				char w[700];
+
+				snprintf(w, sizeof(w), "the shell ended in %s, which the file tools may not use (%s): "
+					 "the working directory stays as it was", pwd, e2.message);
+				json_array_append_new(warnings, corral_json_text(w, strlen(w)));
+			}
+		} else if (*pwd) {
+			char w[700];
+
+			snprintf(w, sizeof(w), "the shell ended outside the root (%s): the working directory stays as "
+				 "it was", pwd);
+			json_array_append_new(warnings, corral_json_text(w, strlen(w)));
+		}
+	}
+	env = calloc(1, sizeof(*env));
+	for (; env && p < end; p += strlen(p) + 1) {
+		char **nv;
+
+		const char *eq = strchr(p, '='), *keep = p;
+
+		if (!eq || strncmp(p, "PWD=", 4) == 0 || strncmp(p, "OLDPWD=", 7) == 0 ||
+		    strncmp(p, "SHLVL=", 6) == 0 || strncmp(p, "_=", 2) == 0)
+			continue;
+		if (call_env) {
+			_cleanup_free_ char *nm = strndup(p, (size_t)(eq - p));
+			json_t *cv = nm ? json_object_get(call_env, nm) : NULL;
+
+			if (cv && strcmp(json_string_value(cv), eq + 1) == 0) {
+				keep = env_lookup(before, p, (size_t)(eq - p));
+				if (!keep)
+					continue;
+			}
+		}
+		nv = realloc(env, (n + 2) * sizeof(*env));
+		if (!nv)
+			break;
+		env = nv;
+		env[n] = strdup(keep);
+		if (!env[n])
+			break;
+		env[++n] = NULL;
+	}
+	if (env) {
+		pthread_mutex_lock(&s->lock);
+		envp_free(s->env);
+		s->env = env;
+		pthread_mutex_unlock(&s->lock);
+	}
+}
+
+#define SCRIPT_ARG_MAX (96u << 10)
+
+/* Write |text| to a new file .corral/|name| of the session's tmp, owned by the commands' identity. */
+static int write_script(struct corral_session *s, const char *name, const char *text)
+{
+	_cleanup_close_ int dfd = openat(s->t.run.tmp_fd, ".corral", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_close_ int fd = -1;
+	size_t len = strlen(text), off = 0;
+
+	if (dfd < 0)
+		return -errno;
+	fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (s->sb->switch_identity && fchown(fd, s->sb->uid, s->sb->gid) < 0)
+		return -errno;
+	while (off < len) {
+		ssize_t w = write(fd, text + off, len - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -EIO;
+		off += (size_t)w;
+	}
+	return 0;
+}
+
+static const char *ended_by(const struct corral_result *r, bool cancelled)
+{
+	if (cancelled)
+		return "cancelled";
+	if (r->timed_out)
+		return "timeout";
+	if (r->signal == SIGXCPU)
+		return "cpu";
+	if (r->signal == SIGXFSZ)
+		return "file_size";
+	if (r->signal)
+		return "signal";
+	return "exit";
+}
+
+static void run_command(struct call *c)
+{
+	struct corral_session *s = c->s;
+	json_t *req = c->req, *v, *warnings = json_array();
+	struct corral_result res = CORRAL_RESULT_INIT;
+	struct corral_error err = {};
+	struct corral_tcall tc = {};
+	char script_name[64] = "", script_path[4200];
+	char **argv = NULL, **envp = NULL, **before = NULL, *cwd = session_cwd(s), *script = NULL, state_name[64] = "",
+	     state_path[4200] = "";
+	bool bash = strcmp(c->tool, "bash") == 0;
+	double timeout = s->sb->policy->timeout > 0 ? s->sb->policy->timeout : DEFAULT_TIMEOUT;
+	size_t max_output = s->sb->policy->limits.output ? s->sb->policy->limits.output : DEFAULT_OUTPUT;
+	const char *key;
+	int r;
+
+	envp = session_env(s);
+	before = session_env(s);
+	if ((v = json_object_get(req, "timeout")))
+		timeout = json_number_value(v);
+	if ((v = json_object_get(req, "max_output")))
+		max_output = (size_t)json_integer_value(v);
+	c->jmax = max_output;
+	if ((v = json_object_get(req, "env")))
+		json_object_foreach(v, key, v) {
+			if (!envp || envp_set(&envp, key, json_string_value(v)) < 0)
+				break;
+		}
+	if (bash) {
+		unsigned long seq;
+
+		pthread_mutex_lock(&s->lock);
+		seq = ++s->seq;
+		pthread_mutex_unlock(&s->lock);
+		snprintf(state_name, sizeof(state_name), ".corral/state-%lu", seq);
+		snprintf(state_path, sizeof(state_path), "%s/%s", s->t.run.tmp_path, state_name);
+		script = bash_script(state_path, json_string_value(json_object_get(req, "command")));
+		argv = calloc(4, sizeof(*argv));
+		if (argv && script) {
+			argv[0] = (char *)s->bash;
+			argv[1] = (char *)"-c";
+			argv[2] = script;
+		}
+		/*
+		 * One argument may not exceed 128 KiB (MAX_ARG_STRLEN): a longer
+		 * script (a heredoc writing a file) goes into the session's tmp,
+		 * created by us (O_EXCL, O_NOFOLLOW below an fd of .corral), and
+		 * bash reads it from there.
+		 */
+		if (argv && script && strlen(script) > SCRIPT_ARG_MAX) {
+			snprintf(script_name, sizeof(script_name), "cmd-%lu", seq);
+			if (write_script(s, script_name, script) == 0) {
+				snprintf(script_path, sizeof(script_path), "%s/.corral/%s", s->t.run.tmp_path, script_name);
+				argv[1] = script_path;
+				argv[2] = NULL;
+			}
+		}
+	} else {
+		json_t *a = json_object_get(req, "argv");
+
+		argv = calloc(json_array_size(a) + 1, sizeof(*argv));
+		for (size_t i = 0; argv && i < json_array_size(a); i++)
+			argv[i] = (char *)json_string_value(json_array_get(a, i));
+	}
+	if (!argv || !envp || !cwd || (bash && !script)) {
+		call_finish(c);
+		emit_error(s, c->id, json_object_get(req, "tag"), "internal", "out of memory");
+		audit(s, c, NULL, NULL, cwd, "internal", "out of memory");
+		goto out;
+	}
+	tc = (struct corral_tcall){
+		.argv = argv, .envp = envp, .cwd = cwd, .timeout = timeout, .max_output = max_output,
+		.cancel_fd = c->cancel_fd, .on_output = (c->background || c->stream) ? on_output : NULL, .arg = c,
+	};
+	if ((v = json_object_get(req, "stdin"))) {
+		tc.stdin_data = json_string_value(v);
+		tc.stdin_len = json_string_length(v);
+	}
+	r = corral_template_exec(&s->t, &tc, &res, &err);
+	memcpy(res.run_id, c->run_id, sizeof(res.run_id));
+	res.started_at_ms = c->started_ms;
+	if (r < 0) {
+		call_finish(c);
+		emit_error(s, c->id, json_object_get(req, "tag"), corral_error_code_name(err.code), "%s", err.message);
+		audit(s, c, NULL, NULL, cwd, corral_error_code_name(err.code), err.message);
+		goto out;
+	}
+	if (tc.cwd_failed) {
+		char w[600];
+
+		snprintf(w, sizeof(w), "the working directory %s is gone: the command ran in the root", cwd);
+		json_array_append_new(warnings, corral_json_text(w, strlen(w)));
+	}
+	/* A call that ended on its own leaves its state (a background, timed-out or cancelled one none). */
+	if (bash) {
+		if (!c->background && !res.timed_out && !tc.cancelled)
+			take_state(s, state_name, warnings, json_object_get(req, "env"), before);
+		else
+			unlinkat(s->t.run.tmp_fd, state_name, 0);
+	}
+	{
+		char *text = corral_result_json(&res);
+		json_t *rj = text ? json_loads(text, 0, NULL) : NULL, *ev = event_new(c->id, "result",
+										       json_object_get(req, "tag"));
+		const char *k;
+		json_t *val;
+
+		free(text);
+		if (rj)
+			json_object_foreach(rj, k, val) {
+				if (strcmp(k, "warnings") == 0 && json_is_array(val))
+					json_array_extend(val, warnings);
+				json_object_set(ev, k, val);
+			}
+		if (!json_object_get(ev, "ended_by"))
+			json_object_set_new(ev, "ended_by", json_string(ended_by(&res, tc.cancelled)));
+		else if (tc.cancelled)
+			json_object_set_new(ev, "ended_by", json_string("cancelled"));
+		if (!json_object_get(ev, "started_at"))
+			json_object_set_new(ev, "started_at", json_string(c->started_at));
+		if (!json_object_get(ev, "run_id"))
+			json_object_set_new(ev, "run_id", json_string(c->run_id));
+		if (!json_object_get(ev, "leftovers_killed"))
+			json_object_set_new(ev, "leftovers_killed", json_integer((json_int_t)tc.leftovers));
+		c->leftovers = tc.leftovers;
+		if (bash) {
+			char *now = session_cwd(s);
+
+			json_object_set_new(ev, "cwd", json_string(now ? now : "."));
+			free(now);
+		}
+		json_decref(rj);
+		audit(s, c, &res, res.ended_by ? res.ended_by : ended_by(&res, tc.cancelled), cwd, NULL, NULL);
+		pthread_mutex_lock(&s->lock);
+		json_decref(c->final);
+		c->final = json_deep_copy(ev);
+		pthread_mutex_unlock(&s->lock);
+		call_finish(c);
+		emit(s, ev);
+	}
+out:
+	corral_result_clear(&res);
+	json_decref(warnings);
+	free(script);
+	if (script_name[0]) {
+		int dfd = openat(s->t.run.tmp_fd, ".corral", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+		if (dfd >= 0) {
+			unlinkat(dfd, script_name, 0);
+			close(dfd);
+		}
+	}
+	free(argv);
+	envp_free(envp);
+	envp_free(before);
+	free(cwd);
+}
+
+static void run_file_tool(struct call *c)
+{
+	struct corral_session *s = c->s;
+	struct corral_tool_err e = { .code = "internal" };
+	char *cwd = session_cwd(s);
+	struct corral_tools_ctx ctx = {
+		.root_fd = s->sb->root_fd, .root = s->sb->root, .cwd = cwd ? cwd : ".",
+		.chown_files = s->sb->switch_identity, .uid = s->sb->uid, .gid = s->sb->gid,
+		.cancelled = &c->cancelled,
+	};
+	json_t *out = json_object();
+	int r;
+
+	if (strcmp(c->tool, "read_file") == 0)
+		r = corral_tool_read_file(&ctx, c->req, out, &e);
+	else if (strcmp(c->tool, "write_file") == 0)
+		r = corral_tool_write_file(&ctx, c->req, out, &e);
+	else if (strcmp(c->tool, "edit_file") == 0)
+		r = corral_tool_edit_file(&ctx, c->req, out, &e);
+	else if (strcmp(c->tool, "list_dir") == 0)
+		r = corral_tool_list_dir(&ctx, c->req, out, &e);
+	else
+		r = corral_tool_grep(&ctx, c->req, out, &e);
+	if (r < 0) {
+		call_finish(c);
+		emit_error(s, c->id, json_object_get(c->req, "tag"), e.code, "%s", e.msg);
+		audit(s, c, NULL, NULL, cwd, e.code, e.msg);
+	} else {
+		json_t *ev = event_new(c->id, "result", json_object_get(c->req, "tag"));
+
+		json_object_update(ev, out);
+		audit(s, c, NULL, NULL, cwd, NULL, NULL);
+		call_finish(c);
+		emit(s, ev);
+	}
+	json_decref(out);
+	free(cwd);
+}
+
+/* Keep at most JOBS_KEPT finished background jobs (s->lock held). */
+static void trim_jobs(struct corral_session *s)
+{
+	unsigned n = 0;
+
+	for (struct call *c = s->calls; c; c = c->next)
+		n += !c->running && !c->joinable;
+	while (n > JOBS_KEPT) {
+		struct call *last = NULL;
+
+		for (struct call *c = s->calls; c; c = c->next)
+			if (!c->running && !c->joinable)
+				last = c;
+		if (!last)
+			break;
+		call_unlink(s, last);
+		call_free(last);
+		n--;
+	}
+}
+
+extern char **environ;
+
+/*
+ * Ask the session's approve command about call |c|: 1 approved, 0 denied
+ * (|why| says how). The command runs on the host, unconfined: it is the
+ * caller's own policy decision, fed the request's JSON on stdin (a socket,
+ * so a command that does not read it cannot stop us with SIGPIPE).
+ */
+static int approved(struct corral_session *s, struct call *c, char *why, size_t wsz)
+{
+	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, status = 0, ok = 0;
+	char *req = json_dumps(c->req, JSON_COMPACT), **envp = NULL, buf[1024];
+	char *argv[] = { (char *)"/bin/sh", (char *)"-c", s->approve, NULL };
+	char e_sid[64], e_tool[64];
+	size_t n_env = 0, got = 0;
+	posix_spawn_file_actions_t fa;
+	double deadline = mono_ms() + 60000;
+	pid_t pid = -1;
+	bool timed_out = false;
+
+	snprintf(why, wsz, "the approve command could not run");
+	while (environ && environ[n_env])
+		n_env++;
+	envp = calloc(n_env + 3, sizeof(*envp));
+	if (!req || !envp || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in) < 0 || pipe2(out, O_CLOEXEC) < 0)
+		goto out;
+	memcpy(envp, environ, n_env * sizeof(*envp));
+	snprintf(e_sid, sizeof(e_sid), "CORRAL_SESSION_ID=%s", s->session_id);
+	snprintf(e_tool, sizeof(e_tool), "CORRAL_TOOL=%s", c->tool);
+	envp[n_env] = e_sid;
+	envp[n_env + 1] = e_tool;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, in[1], 0);
+	posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, out[1], 2);
+	if (posix_spawn(&pid, "/bin/sh", &fa, NULL, argv, envp) != 0)
+		pid = -1;
+	posix_spawn_file_actions_destroy(&fa);
+	in[1] = safe_close(in[1]);
+	out[1] = safe_close(out[1]);
+	if (pid < 0)
+		goto out;
+	(void)!send(in[0], req, strlen(req), MSG_NOSIGNAL);
+	(void)!send(in[0], "\n", 1, MSG_NOSIGNAL);
+	shutdown(in[0], SHUT_WR);
+	for (;;) {
+		struct pollfd pf = { .fd = out[0], .events = POLLIN };
+		double left = deadline - mono_ms();
+		ssize_t k;
+
+		if (left <= 0 || poll(&pf, 1, (int)left + 1) == 0) {
+			timed_out = true;
+			kill(pid, SIGKILL);
+			break;
+		}
+		k = read(out[0], got < sizeof(buf) - 1 ? buf + got : buf, got < sizeof(buf) - 1 ? sizeof(buf) - 1 - got : sizeof(buf));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		if (got < sizeof(buf) - 1)
+			got += (size_t)k;
+	}
+	buf[got < sizeof(buf) ? got : sizeof(buf) - 1] = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	ok = !timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	if (!ok) {
+		char *nl = strchr(buf, '\n');
+
+		if (nl)
+			*nl = 0;
+		if (timed_out)
+			snprintf(why, wsz, "the approve command gave no answer within 60 s");
+		else
+			snprintf(why, wsz, "denied by the approve command (%s %d)%s%.300s",
+				 WIFEXITED(status) ? "exit" : "signal",
+				 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), *buf ? ": " : "", buf);
+	}
+out:
+	safe_close(in[0]);
+	safe_close(in[1]);
+	safe_close(out[0]);
+	safe_close(out[1]);
+	free(req);
+	free(envp);
+	return ok;
+}
+
+static void *call_main(void *arg)
+{
+	struct call *c = arg;
+	struct corral_session *s = c->s;
+	char why[512];
+
+	if (s->approve && !approved(s, c, why, sizeof(why))) {
+		char *cwd = session_cwd(s);
+
+		call_finish(c);
+		emit_error(s, c->id, json_object_get(c->req, "tag"), "denied", "%s", why);
+		audit(s, c, NULL, NULL, cwd, "denied", why);
+		free(cwd);
+	} else if (c->command)
+		run_command(c);
+	else
+		run_file_tool(c);
+	call_finish(c);
+	pthread_mutex_lock(&s->lock);
+	pthread_detach(pthread_self());
+	c->joinable = false;
+	c->done = true;
+	s->n_threads--;
+	if (!c->background) {
+		call_unlink(s, c);
+		pthread_cond_broadcast(&s->cond);
+		pthread_mutex_unlock(&s->lock);
+		call_free(c);
+		return NULL;
+	}
+	trim_jobs(s);
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+/* ------------------------------------------------------------ requests */
+
+static char *id_text(json_t *id)
+{
+	return json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY);
+}
+
+static void tool_status(struct corral_session *s, json_t *id, json_t *tag)
+{
+	json_t *ev = event_new(id, "result", tag), *running = json_array(), *jobs = json_array();
+
+	pthread_mutex_lock(&s->lock);
+	for (struct call *c = s->calls; c; c = c->next) {
+		if (c->running)
+			json_array_append(running, c->id);
+		if (c->background)
+			json_array_append(jobs, c->id);
+	}
+	json_object_set_new(ev, "cwd", json_string(s->cwd ? s->cwd : "."));
+	json_object_set_new(ev, "running", running);
+	json_object_set_new(ev, "jobs", jobs);
+	json_object_set_new(ev, "calls", json_integer((json_int_t)s->n_calls));
+	json_object_set_new(ev, "errors", json_integer((json_int_t)s->n_errors));
+	json_object_set_new(ev, "session_id", json_string(s->session_id));
+	json_object_set_new(ev, "root", json_string(s->sb->root));
+	json_object_set_new(ev, "template_pid", json_integer(s->t.pid));
+	pthread_mutex_unlock(&s->lock);
+	emit(s, ev);
+}
+
+static void tool_job(struct corral_session *s, json_t *id, json_t *tag, json_t *job, bool kill_it)
+{
+	_cleanup_free_ char *jt = id_text(job);
+	struct call *c;
+	json_t *ev;
+
+	pthread_mutex_lock(&s->lock);
+	c = jt ? find_call(s, jt, false) : NULL;
+	if (!c || !c->background) {
+		pthread_mutex_unlock(&s->lock);
+		emit_error(s, id, tag, "not_found", "no background job with id %s (start one with \"background\": true; "
+			   "status lists them)", jt ? jt : "?");
+		return;
+	}
+	if (kill_it) {
+		uint64_t one = 1;
+
+		if (c->running) {
+			c->cancelled = true;
+			ssize_t _unused_ n = write(c->cancel_fd, &one, sizeof(one));
+			while (!c->done)
+				pthread_cond_wait(&s->cond, &s->lock);
+		}
+		ev = event_new(id, "result", tag);
+		json_object_set(ev, "job", c->id);
+		if (c->final) {
+			const char *k;
+			json_t *val;
+
+			json_object_foreach(c->final, k, val)
+				if (strcmp(k, "id") && strcmp(k, "event") && strcmp(k, "tag"))
+					json_object_set(ev, k, val);
+		}
+		pthread_mutex_unlock(&s->lock);
+		emit(s, ev);
+		return;
+	}
+	ev = event_new(id, "result", tag);
+	json_object_set(ev, "job", c->id);
+	for (int i = 0; i < 2; i++) {
+		json_object_set_new(ev, i ? "stderr" : "stdout",
+				    corral_json_text(c->jout[i] ? c->jout[i] + c->jread[i] : "", c->jlen[i] - c->jread[i]));
+		c->jread[i] = c->jlen[i];
+	}
+	json_object_set_new(ev, "running", json_boolean(c->running));
+	pthread_mutex_unlock(&s->lock);
+	emit(s, ev);
+}
+
+static void tool_cancel(struct corral_session *s, json_t *id, json_t *tag, json_t *target)
+{
+	_cleanup_free_ char *tt = id_text(target);
+	int r = tt ? corral_session_cancel(s, tt) : 0;
+	json_t *ev = event_new(id, "result", tag);
+
+	json_object_set_new(ev, "cancelled", json_boolean(r == 1));
+	emit(s, ev);
+}
+
+_public_ int corral_session_call(struct corral_session *s, const char *request, size_t len)
+{
+	json_t *req, *id, *tag;
+	const struct corral_tool_spec *tool = NULL;
+	struct call *c;
+	_cleanup_free_ char *idt = NULL;
+
+	if (!s || !request)
+		return -EINVAL;
+	pthread_mutex_lock(&s->lock);
+	if (s->closing) {
+		pthread_mutex_unlock(&s->lock);
+		return -ESHUTDOWN;
+	}
+	s->n_calls++;
+	pthread_mutex_unlock(&s->lock);
+	{
+		struct corral_request pr;
+		struct corral_tool_err e = {};
+
+		if (corral_request_parse(request, len, &pr, &e) < 0) {
+			emit_error(s, pr.id, pr.tag, e.code, "%s", e.msg);
+			corral_request_clear(&pr);
+			return 0;
+		}
+		req = json_incref(pr.req);
+		id = pr.id;
+		tag = pr.tag;
+		tool = pr.tool;
+		corral_request_clear(&pr);
+	}
+	if (tool->command && strcmp(tool->name, "bash") == 0 && !s->bash) {
+		emit_error(s, id, tag, "not_found", "bash: no /bin/bash on this host; use the exec tool");
+		json_decref(req);
+		return 0;
+	}
+	idt = id_text(id);
+	if (!idt) {
+		json_decref(req);
+		return -ENOMEM;
+	}
+	pthread_mutex_lock(&s->lock);
+	if (find_call(s, idt, true)) {
+		pthread_mutex_unlock(&s->lock);
+		emit_error(s, id, tag, "duplicate_id", "id %s is still running: use a new id for each call", idt);
+		json_decref(req);
+		return 0;
+	}
+	pthread_mutex_unlock(&s->lock);
+	if (!tool->threaded) {
+		if (strcmp(tool->name, "status") == 0)
+			tool_status(s, id, tag);
+		else if (strcmp(tool->name, "cancel") == 0)
+			tool_cancel(s, id, tag, json_object_get(req, "target"));
+		else
+			tool_job(s, id, tag, json_object_get(req, "job"), strcmp(tool->name, "job_kill") == 0);
+		json_decref(req);
+		return 0;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		free(c);
+		json_decref(req);
+		return -ENOMEM;
+	}
+	c->s = s;
+	c->req = req;
+	c->id = json_incref(id);
+	c->id_text = TAKE_PTR(idt);
+	c->tool = tool->name;
+	c->command = tool->command;
+	c->background = tool->command && json_is_true(json_object_get(req, "background"));
+	c->stream = tool->command && json_is_true(json_object_get(req, "stream"));
+	c->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	c->t0 = mono_ms();
+	iso_now(c->started_at);
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		c->started_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	}
+	random_hex(c->run_id, 16);
+	if (c->cancel_fd < 0) {
+		call_free(c);
+		return -errno;
+	}
+	pthread_mutex_lock(&s->lock);
+	if (find_call(s, c->id_text, true)) {
+		pthread_mutex_unlock(&s->lock);
+		emit_error(s, id, tag, "duplicate_id", "id %s is still running: use a new id for each call",
+			   c->id_text);
+		call_free(c);
+		return 0;
+	}
+	if (s->n_running >= s->max_calls) {
+		unsigned m = s->max_calls;
+
+		pthread_mutex_unlock(&s->lock);
+		emit_error(s, id, tag, "busy", "%u calls are running already (the session's limit): wait for one to "
+			   "end, or cancel one", m);
+		call_free(c);
+		return 0;
+	}
+	/* A finished job's record under the same id gives way to the new call. */
+	{
+		struct call *old = find_call(s, c->id_text, false);
+
+		if (old) {
+			call_unlink(s, old);
+			call_free(old);
+		}
+	}
+	c->running = true;
+	c->joinable = true;
+	c->next = s->calls;
+	s->calls = c;
+	s->n_running++;
+	s->n_threads++;
+	pthread_mutex_unlock(&s->lock);
+	/* Before the thread exists, so "started" always comes before the result. */
+	if (c->background)
+		emit(s, event_new(id, "started", tag));
+	if (pthread_create(&c->thread, NULL, call_main, c) != 0) {
+		int e = errno;
+
+		pthread_mutex_lock(&s->lock);
+		c->running = false;
+		c->joinable = false;
+		s->n_running--;
+		s->n_threads--;
+		call_unlink(s, c);
+		pthread_cond_broadcast(&s->cond);
+		pthread_mutex_unlock(&s->lock);
+		emit_error(s, id, tag, "internal", "could not start a thread for the call: %s", corral_strerror(e));
+		call_free(c);
+	}
+	return 0;
+}
+
+_public_ int corral_session_cancel(struct corral_session *s, const char *id_json)
+{
+	json_t *id;
+	char *canon;
+	struct call *c;
+	int r = 0;
+
+	if (!s || !id_json)
+		return 0;
+	/* Canonical text, so "7" and " 7" name the same call. */
+	id = json_loads(id_json, JSON_DECODE_ANY, NULL);
+	canon = id ? id_text(id) : NULL;
+	json_decref(id);
+	if (!canon)
+		return 0;
+	pthread_mutex_lock(&s->lock);
+	c = find_call(s, canon, true);
+	if (c && c->command) {
+		uint64_t one = 1;
+		ssize_t _unused_ n;
+
+		c->cancelled = true;
+		n = write(c->cancel_fd, &one, sizeof(one));
+		r = 1;
+	} else if (c) {
+		c->cancelled = true;
+		r = 1;
+	}
+	pthread_mutex_unlock(&s->lock);
+	free(canon);
+	return r;
+}
+
+_public_ int corral_session_new(const struct corral_policy *p, const struct corral_session_opts *opts,
+				corral_session_event_fn fn, void *userdata, struct corral_session **out,
+				struct corral_error *err)
+{
+	struct corral_session_opts o = {};
+	struct corral_session *s;
+	int r;
+
+	if (!p || !fn || !out)
+		return corral_err(err, CORRAL_E_USAGE, EINVAL, "session: missing argument");
+	if (opts)
+		memcpy(&o, opts, opts->sz && opts->sz < sizeof(o) ? opts->sz : sizeof(o));
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_mutex_init(&s->emit_lock, NULL);
+	pthread_cond_init(&s->cond, NULL);
+	s->fn = fn;
+	s->userdata = userdata;
+	s->max_calls = o.max_calls ? o.max_calls : DEFAULT_MAX_CALLS;
+	if (o.sz >= offsetof(struct corral_session_opts, approve) + sizeof(o.approve) && o.approve &&
+	    !(s->approve = strdup(o.approve))) {
+		free(s);
+		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+	}
+	s->audit_fd = -1;
+	s->t.pid = -1;
+	s->t.ctl = s->t.pidfd = s->t.devnull = s->t.un_stop = -1;
+	s->bash = access("/bin/bash", X_OK) == 0 ? "/bin/bash" : NULL;
+	random_hex(s->session_id, 16);
+	r = corral_sandbox_new(p, &s->sb, err);
+	if (r < 0)
+		goto fail;
+	if (o.audit_path) {
+		s->audit_fd = open(o.audit_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
+		if (s->audit_fd < 0) {
+			r = corral_err(err, CORRAL_E_SETUP, errno, "audit %s: %s (the audit log must be a file corral may "
+				       "append to)", o.audit_path, corral_strerror(errno));
+			goto fail;
+		}
+	} else if (s->sb->audit_fd >= 0) {
+		/* The policy's audit log (--audit, policy key audit), opened by the sandbox. */
+		s->audit_fd = fcntl(s->sb->audit_fd, F_DUPFD_CLOEXEC, 3);
+		if (s->audit_fd < 0) {
+			r = corral_err(err, CORRAL_E_SETUP, errno, "audit: %s", corral_strerror(errno));
+			goto fail;
+		}
+	}
+	memcpy(s->policy_sha256, s->sb->policy_sha256, sizeof(s->policy_sha256));
+	if (!s->policy_sha256[0]) {
+		/* The policy's identity for the audit lines: SHA-256 of its canonical form. */
+		char *dump = corral_policy_dump(s->sb->policy);
+
+		if (!dump) {
+			r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+			goto fail;
+		}
+		corral_sha256_hex(dump, strlen(dump), s->policy_sha256);
+		free(dump);
+	}
+	/* The first directory: the policy's cwd (--cwd), proven beneath the root as the file tools do. */
+	if (s->sb->policy->cwd && *s->sb->policy->cwd) {
+		struct corral_error e = {};
+		char *host = NULL;
+		size_t rl = strlen(s->sb->root);
+		int dfd = corral_resolve_open(s->sb->root_fd, s->sb->root, s->sb->policy->cwd, CORRAL_RESOLVE_DIRECTORY, &e);
+
+		if (dfd < 0 || corral_resolve_path(s->sb->root, s->sb->policy->cwd, true, &host, &e) < 0) {
+			safe_close(dfd);
+			r = corral_err(err, e.code ? e.code : CORRAL_E_SETUP, e.sys_errno ? e.sys_errno : EINVAL,
+				       "cwd %s (root %s): --cwd (policy key cwd) must name a directory under the root, "
+				       "reached without symlinks", e.message, s->sb->root);
+			goto fail;
+		}
+		safe_close(dfd);
+		s->cwd = strdup(host[rl] == '/' && host[rl + 1] ? host + rl + 1 : ".");
+		free(host);
+		if (!s->cwd) {
+			r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+			goto fail;
+		}
+	}
+	r = corral_template_start(&s->t, s->sb, err);
+	if (r < 0)
+		goto fail;
+	if (!s->cwd)
+		s->cwd = strdup(".");
+	*out = s;
+	return 0;
+fail:
+	corral_sandbox_free(s->sb);
+	safe_close(s->audit_fd);
+	free(s->approve);
+	free(s->cwd);
+	free(s);
+	return r;
+}
+
+_public_ void corral_session_free(struct corral_session *s)
+{
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->closing = true;
+	for (struct call *c = s->calls; c; c = c->next)
+		if (c->running) {
+			uint64_t one = 1;
+			ssize_t _unused_ n;
+
+			c->cancelled = true;
+			n = write(c->cancel_fd, &one, sizeof(one));
+		}
+	while (s->n_threads)
+		pthread_cond_wait(&s->cond, &s->lock);
+	while (s->calls) {
+		struct call *c = s->calls;
+
+		s->calls = c->next;
+		call_free(c);
+	}
+	pthread_mutex_unlock(&s->lock);
+	corral_template_stop(&s->t);
+	corral_sandbox_free(s->sb);
+	safe_close(s->audit_fd);
+	free(s->approve);
+	envp_free(s->env);
+	free(s->cwd);
+	pthread_mutex_destroy(&s->lock);
+	pthread_mutex_destroy(&s->emit_lock);
+	pthread_cond_destroy(&s->cond);
+	free(s);
+}

@@ -1,0 +1,1106 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The session's template process and the calls it forks.
+ *
+ * The template is a fork of the supervisor that runs every confinement
+ * step of a run once (corral_child_main: process group, cgroups, network
+ * namespace, identity and capabilities, no_new_privs, Landlock, seccomp
+ * with the Unix-socket mediation) and then, instead of execve, serves
+ * requests on a SOCK_SEQPACKET socket. Each request carries its command
+ * in the message (a memfd beyond 56 KiB) and its pipes as SCM_RIGHTS. The template forks one "keeper"
+ * process K per call; K forks the command C. Three Landlock domains with
+ * LANDLOCK_SCOPE_SIGNAL (and abstract Unix sockets scoped) nest:
+ *
+ *   template T (the session's ruleset)  >  K's domain A  >  C's domain B
+ *
+ * Landlock lets a process signal or ptrace only processes of its own
+ * domain or of domains nested in it. So C's tree (domain B and below)
+ * cannot signal, ptrace or read the memory of K, T, the supervisor or any
+ * sibling call (each call has its own A and B); `kill -9 -1` in C reaches
+ * exactly C's own tree. K, the only process of A, is a child subreaper:
+ * C's orphans come to it, and its kill(-1) reaches exactly B and below,
+ * however the command left its process group (setsid, double fork). T's
+ * kill(-1) reaches every process of the session, and nothing else. K and
+ * T are not dumpable.
+ *
+ * Deadline and cancel: the supervisor writes to (or closes) the call's
+ * kill pipe; K kills the tree, reaps it and reports status and usage on
+ * the report pipe. The command's stdout/stderr are pipes straight to the
+ * supervisor. T dies with the supervisor (PR_SET_PDEATHSIG, SIGTERM read
+ * through a signalfd: it first kills every process of the session), K
+ * with T, C with K.
+ *
+ * T, K and C are forks of a possibly multithreaded library caller: T is a
+ * glibc fork() (malloc usable after it), K and C raw clones of the
+ * single-threaded T, with no atfork handlers of the caller's.
+ */
+#include <fcntl.h>
+#include <linux/close_range.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal/syscalls.h"
+#include "landlock/uapi.h"
+#include "supervisor/exec/result.h"
+#include "supervisor/exec/stream.h"
+#include "supervisor/session/template.h"
+
+#ifndef __NR_landlock_create_ruleset
+#define __NR_landlock_create_ruleset 444
+#endif
+#ifndef __NR_pidfd_send_signal
+#define __NR_pidfd_send_signal 424
+#endif
+
+#define T_MAGIC 0x636f7272u
+#define T_DATA_MAX (64u << 20)
+#define T_NFDS 6 /* memfd (or none: the data inline), stdin, stdout, stderr, report, kill */
+#define T_INLINE_MAX (56u << 10) /* a call's data up to this size travels in the message itself */
+
+/* The template's receive buffer for inline data (each keeper reads its own copy). */
+static char g_inline[T_INLINE_MAX];
+
+struct t_data_hdr {
+	uint32_t magic;
+	uint32_t argc, envc, cwd_len;
+	struct rlimit rl[RLIM_NLIMITS];
+	uint8_t rl_set[RLIM_NLIMITS];
+};
+
+struct t_report {
+	uint32_t magic;
+	int32_t start_err;  /* the template or K could not start the command */
+	int32_t status;     /* wait status of C */
+	int32_t exec_err;   /* execve's errno, or 0 */
+	int32_t chdir_err;  /* the cwd could not be entered (ran in the root) */
+	uint32_t main_done; /* C was reaped */
+	uint64_t leftovers; /* processes killed after C ended */
+	uint64_t cpu_us;    /* user + system of the reaped tree */
+	int64_t maxrss_kb;
+};
+
+struct t_args {
+	int ctl, scope_fd, root_fd;
+	pid_t parent;
+};
+
+/*
+ * K's and C's scope layers. From ABI 7 a domain logs its denials to the
+ * audit subsystem until the next execve; K's kill(-1) is denied for every
+ * process outside its domain by design, and logging each one made a
+ * call's tree kill cost ~75 ms. LANDLOCK_RESTRICT_SELF_LOG_SAME_EXEC_OFF
+ * silences what K itself is denied (the command's own denials, after its
+ * execve, are still logged as the session's ruleset says).
+ */
+static int g_ll_flags;
+
+static int ll_restrict(int fd)
+{
+	return (int)syscall(__NR_landlock_restrict_self, fd, g_ll_flags);
+}
+
+static pid_t raw_fork(void)
+{
+	return (pid_t)syscall(SYS_clone, (long)SIGCHLD, 0L, 0L, 0L, 0L);
+}
+
+/*
+ * Kill every process this one may signal (its Landlock domain and below),
+ * until none is left, and reap them all. Returns how many were reaped
+ * besides |main| (whose status lands in *|status|, *|main_done| set).
+ */
+static unsigned long kill_all_and_reap(pid_t main, int *status, bool *main_done)
+{
+	unsigned long n = 0;
+
+	/*
+	 * One pass is enough: kill(-1) walks the task list under its lock, and
+	 * a fork racing it either lands in the list first or fails (its parent
+	 * has SIGKILL pending). kill(-1) says 0 also when every process it met
+	 * was out of reach (EPERM), so its return value cannot drive a loop;
+	 * the second pass is belt and braces.
+	 */
+	for (int i = 0; i < 2; i++)
+		(void)kill(-1, SIGKILL);
+	for (;;) {
+		int st;
+		pid_t p = waitpid(-1, &st, __WALL);
+
+		if (p > 0) {
+			if (p == main && main_done) {
+				*status = st;
+				*main_done = true;
+			} else {
+				n++;
+			}
+			continue;
+		}
+		if (p < 0 && errno == EINTR)
+			continue;
+		break;
+	}
+	return n;
+}
+
+static void write_report(int fd, const struct t_report *r)
+{
+	ssize_t _unused_ n = write(fd, r, sizeof(*r));
+}
+
+/* Close every fd from 3 except |keep| (sorted ascending, each >= 3). */
+static void close_except(const int *keep, size_t n)
+{
+	unsigned lo = 3;
+
+	for (size_t i = 0; i < n; i++) {
+		if (keep[i] < 0 || (unsigned)keep[i] < lo)
+			continue;
+		if ((unsigned)keep[i] > lo)
+			syscall(SYS_close_range, lo, (unsigned)keep[i] - 1, 0);
+		lo = (unsigned)keep[i] + 1;
+	}
+	syscall(SYS_close_range, lo, ~0U, 0);
+}
+
+static int exec_path(char *const *argv, char *const *envp)
+{
+	const char *path = NULL, *file = argv[0];
+	char buf[4096];
+	bool eacces = false;
+	int e = ENOENT;
+
+	if (!file || !*file)
+		return ENOENT;
+	if (strchr(file, '/')) {
+		execve(file, argv, envp);
+		e = errno;
+		goto sh;
+	}
+	for (char *const *v = envp; *v; v++)
+		if (strncmp(*v, "PATH=", 5) == 0)
+			path = *v + 5;
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (const char *p = path;;) {
+		const char *end = strchrnul(p, ':');
+		int n = snprintf(buf, sizeof(buf), "%.*s/%s", (int)(end - p), end == p ? "." : p, file);
+
+		if (end == p)
+			n = snprintf(buf, sizeof(buf), "./%s", file);
+		if (n > 0 && (size_t)n < sizeof(buf)) {
+			execve(buf, argv, envp);
+			if (errno == EACCES)
+				eacces = true;
+			else if (errno == ENOEXEC) {
+				file = buf;
+				e = ENOEXEC;
+				goto sh;
+			} else if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP &&
+				   errno != ENAMETOOLONG)
+				return errno;
+		}
+		if (!*end)
+			break;
+		p = end + 1;
+	}
+	return eacces ? EACCES : ENOENT;
+sh:
+	if (e == ENOEXEC) {
+		/* A text file without #!: /bin/sh runs it, as execvp and shells do. */
+		size_t n = 0;
+		char **v;
+
+		while (argv[n])
+			n++;
+		v = calloc(n + 2, sizeof(*v));
+		if (v) {
+			v[0] = (char *)"/bin/sh";
+			v[1] = (char *)file;
+			for (size_t i = 1; i < n; i++)
+				v[i + 1] = argv[i];
+			execve("/bin/sh", v, envp);
+		}
+	}
+	return e;
+}
+
+struct c_args {
+	const struct t_args *a;
+	const struct t_data_hdr *h;
+	const char *cwd;
+	char **argv, **envp;
+	int err_w;
+	int src[3];
+	pid_t keeper;
+};
+
+/* C: the command, in K's memory until execve (CLONE_VM | CLONE_VFORK). */
+static int c_main(void *arg)
+{
+	const struct c_args *ca = arg;
+	int e[2] = { 0, 0 };
+	int src[3] = { ca->src[0], ca->src[1], ca->src[2] };
+	sigset_t ss;
+
+	sigemptyset(&ss);
+	if (setsid() < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || ll_restrict(ca->a->scope_fd) < 0) {
+		e[1] = errno;
+		goto fail;
+	}
+	if (getppid() != ca->keeper) /* K is gone: PDEATHSIG was set too late */
+		_exit(127);
+	for (int i = 0; i < RLIM_NLIMITS; i++)
+		if (ca->h->rl_set[i] && setrlimit(i, &ca->h->rl[i]) < 0) {
+			e[1] = errno;
+			goto fail;
+		}
+	for (int i = 0; i < 3; i++)
+		if (src[i] <= 2 && src[i] != i) {
+			src[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 3);
+			if (src[i] < 0) {
+				e[1] = errno;
+				goto fail;
+			}
+		}
+	for (int i = 0; i < 3; i++)
+		if (dup2(src[i], i) < 0) {
+			e[1] = errno;
+			goto fail;
+		}
+	if (fchdir(ca->a->root_fd) < 0) {
+		e[1] = errno;
+		goto fail;
+	}
+	if (*ca->cwd && strcmp(ca->cwd, ".") != 0 && chdir(ca->cwd) < 0) {
+		int ce[2] = { 1, errno };
+		ssize_t _unused_ n = write(ca->err_w, ce, sizeof(ce));
+	}
+	syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC);
+	sigprocmask(SIG_SETMASK, &ss, NULL);
+	e[0] = 2;
+	e[1] = exec_path(ca->argv, ca->envp);
+fail:
+	if (!e[0])
+		e[0] = 3;
+	{
+		ssize_t _unused_ n = write(ca->err_w, e, sizeof(e));
+	}
+	_exit(127);
+}
+
+/* K: one call. Never returns. */
+static _Noreturn void keeper(const struct t_args *a, int fds[T_NFDS], size_t inline_len, pid_t template_pid)
+{
+	struct t_report rep = { .magic = T_MAGIC };
+	struct t_data_hdr h;
+	struct stat st;
+	char *data = NULL, *p, *end, **argv = NULL, **envp = NULL, *cwd;
+	int ep[2], sfd;
+	sigset_t ss;
+	pid_t c;
+	bool main_done = false, killed = false;
+	int report = fds[4], kill_r = fds[5];
+
+	if (setsid() < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != template_pid ||
+	    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0 || ll_restrict(a->scope_fd) < 0) {
+		rep.start_err = errno ? errno : EIO;
+		goto out;
+	}
+	if (fds[0] < 0) {
+		/* Inline: the template's buffer, this process's own copy of it. */
+		st.st_size = (off_t)inline_len;
+		data = g_inline;
+		if (inline_len < sizeof(h) || inline_len >= sizeof(g_inline)) {
+			rep.start_err = EINVAL;
+			goto out;
+		}
+	} else {
+		if (fstat(fds[0], &st) < 0 || st.st_size < (off_t)sizeof(h) || st.st_size > T_DATA_MAX) {
+			rep.start_err = EINVAL;
+			goto out;
+		}
+		data = malloc((size_t)st.st_size + 1);
+		if (!data || pread(fds[0], data, (size_t)st.st_size, 0) != st.st_size) {
+			rep.start_err = data ? EIO : ENOMEM;
+			goto out;
+		}
+	}
+	data[st.st_size] = 0;
+	memcpy(&h, data, sizeof(h));
+	argv = calloc((size_t)h.argc + 1, sizeof(*argv));
+	envp = calloc((size_t)h.envc + 1, sizeof(*envp));
+	if (h.magic != T_MAGIC || !argv || !envp || h.argc == 0 || h.argc > (1u << 20) || h.envc > (1u << 20)) {
+		rep.start_err = EINVAL;
+		goto out;
+	}
+	p = data + sizeof(h);
+	end = data + st.st_size;
+	cwd = p;
+	p += strnlen(p, (size_t)(end - p)) + 1;
+	for (uint32_t i = 0; i < h.argc + h.envc; i++) {
+		if (p >= end) {
+			rep.start_err = EINVAL;
+			goto out;
+		}
+		if (i < h.argc)
+			argv[i] = p;
+		else
+			envp[i - h.argc] = p;
+		p += strnlen(p, (size_t)(end - p)) + 1;
+	}
+	if (pipe2(ep, O_CLOEXEC) < 0) {
+		rep.start_err = errno;
+		goto out;
+	}
+	sigemptyset(&ss);
+	sigaddset(&ss, SIGCHLD);
+	sfd = signalfd(-1, &ss, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0) {
+		rep.start_err = errno;
+		goto out;
+	}
+	{
+		struct c_args ca = { .a = a, .h = &h, .cwd = cwd, .argv = argv, .envp = envp, .err_w = ep[1],
+				     .src = { fds[1], fds[2], fds[3] }, .keeper = getpid() };
+		size_t stack_sz = 64 * 1024;
+		char *stack = malloc(stack_sz);
+
+		/*
+		 * C shares K's memory until its execve (K is suspended meanwhile):
+		 * no page tables copied, no copy-on-write faults, which on the
+		 * paravirtualised hosts corral is measured on cost more than the
+		 * rest of the call's set-up.
+		 */
+		c = stack ? clone(c_main, stack + stack_sz, CLONE_VM | CLONE_VFORK | SIGCHLD, &ca) : -1;
+		if (c < 0) {
+			rep.start_err = stack ? errno : ENOMEM;
+			free(stack);
+			goto out;
+		}
+		free(stack);
+	}
+	/* K: nothing of the command's stdio stays open here (EOF follows the tree's end). */
+	for (int i = 0; i < 4; i++)
+		fds[i] = safe_close(fds[i]);
+	safe_close(ep[1]);
+	if (data != g_inline)
+		free(data);
+	data = NULL;
+	for (;;) {
+		struct pollfd pf[2] = { { .fd = sfd, .events = POLLIN }, { .fd = kill_r, .events = POLLIN } };
+		struct signalfd_siginfo si;
+
+		if (poll(pf, killed ? 1 : 2, main_done ? 0 : -1) < 0 && errno != EINTR)
+			break;
+		if (!killed && pf[1].revents) {
+			killed = true;
+			/* Killed by the deadline or a cancel: nothing was "left over", all of it was running. */
+			(void)kill_all_and_reap(c, &rep.status, &main_done);
+			break;
+		}
+		while (read(sfd, &si, sizeof(si)) > 0)
+			;
+		for (;;) {
+			int status;
+			pid_t w = waitpid(-1, &status, WNOHANG | __WALL);
+
+			if (w <= 0)
+				break;
+			if (w == c) {
+				rep.status = status;
+				main_done = true;
+			} else if (main_done) {
+				rep.leftovers++;
+			}
+		}
+		if (main_done) {
+			/*
+			 * The main process ended: what is left of its tree is killed
+			 * and counted. Every process left has an ancestor among K's
+			 * children (K is the subreaper its orphans go to), so with no
+			 * child left there is nothing to kill, and the kill(-1) walk
+			 * of every task on the host is skipped.
+			 */
+			siginfo_t si2 = {};
+
+			if (waitid(P_ALL, 0, &si2, WEXITED | WNOHANG | WNOWAIT | __WALL) == 0 || errno != ECHILD)
+				rep.leftovers += kill_all_and_reap(c, &rep.status, &main_done);
+			break;
+		}
+	}
+	rep.main_done = main_done;
+	{
+		int e[2];
+
+		while (read(ep[0], e, sizeof(e)) == sizeof(e)) {
+			if (e[0] == 1)
+				rep.chdir_err = e[1];
+			else if (e[0] == 2)
+				rep.exec_err = e[1];
+			else
+				rep.start_err = e[1];
+		}
+	}
+	{
+		struct rusage ru;
+
+		if (getrusage(RUSAGE_CHILDREN, &ru) == 0) {
+			rep.cpu_us = (uint64_t)ru.ru_utime.tv_sec * 1000000 + (uint64_t)ru.ru_utime.tv_usec +
+				     (uint64_t)ru.ru_stime.tv_sec * 1000000 + (uint64_t)ru.ru_stime.tv_usec;
+			rep.maxrss_kb = ru.ru_maxrss;
+		}
+	}
+out:
+	write_report(report, &rep);
+	_exit(0);
+}
+
+/* T's request: the call's data (inline, or a memfd) and its pipes. Returns false on EOF (or a broken socket). */
+static bool serve_one(const struct t_args *a)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * T_NFDS)];
+		struct cmsghdr align;
+	} u;
+	uint32_t magic = 0;
+	struct iovec iov[2] = { { .iov_base = &magic, .iov_len = sizeof(magic) },
+				{ .iov_base = g_inline, .iov_len = sizeof(g_inline) - 1 } };
+	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2, .msg_control = u.buf,
+			      .msg_controllen = sizeof(u.buf) };
+	int fds[T_NFDS], nfds = 0;
+	struct cmsghdr *cm;
+	ssize_t n = recvmsg(a->ctl, &msg, MSG_CMSG_CLOEXEC);
+	size_t inline_len = n > (ssize_t)sizeof(magic) ? (size_t)n - sizeof(magic) : 0;
+
+	if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
+		return false;
+	if (n < 0)
+		return true;
+	for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+			int k = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+
+			for (int i = 0; i < k; i++) {
+				int fd;
+
+				memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+				if (nfds < T_NFDS)
+					fds[nfds++] = fd;
+				else
+					close(fd);
+			}
+		}
+	/* Five fds: the data came inline; six: the first is its memfd. */
+	if ((nfds == T_NFDS || (nfds == T_NFDS - 1 && inline_len)) && magic == T_MAGIC &&
+	    !(msg.msg_flags & (MSG_CTRUNC | MSG_TRUNC))) {
+		int kf[T_NFDS] = { -1 };
+		pid_t self = getpid(), k;
+
+		memcpy(kf + (T_NFDS - nfds), fds, sizeof(int) * (size_t)nfds);
+		k = raw_fork();
+		if (k == 0) {
+			close(a->ctl);
+			keeper(a, kf, inline_len, self);
+		}
+		if (k < 0) {
+			struct t_report rep = { .magic = T_MAGIC, .start_err = errno };
+
+			write_report(kf[4], &rep);
+		}
+	}
+	for (int i = 0; i < nfds; i++)
+		close(fds[i]);
+	return true;
+}
+
+static int template_main(const struct corral_child *c, void *arg)
+{
+	const struct t_args *a = arg;
+	int keep[3] = { a->root_fd, a->scope_fd, a->ctl }, sfd;
+	sigset_t ss;
+
+	/* Sorted for close_except. */
+	for (int i = 0; i < 3; i++)
+		for (int j = i + 1; j < 3; j++)
+			if (keep[j] < keep[i]) {
+				int x = keep[i];
+				keep[i] = keep[j];
+				keep[j] = x;
+			}
+	close_except(keep, 3);
+	sigfillset(&ss);
+	sigprocmask(SIG_BLOCK, &ss, NULL);
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) < 0 || getppid() != a->parent)
+		goto die;
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		goto die;
+	g_ll_flags = corral_landlock_abi() >= 7 ? 1 /* LANDLOCK_RESTRICT_SELF_LOG_SAME_EXEC_OFF */ : 0;
+	sigemptyset(&ss);
+	sigaddset(&ss, SIGCHLD);
+	sigaddset(&ss, SIGTERM);
+	sigaddset(&ss, SIGHUP);
+	sigaddset(&ss, SIGINT);
+	sfd = signalfd(-1, &ss, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0 || send(a->ctl, "R", 1, MSG_NOSIGNAL) != 1)
+		goto die;
+	for (;;) {
+		struct pollfd pf[2] = { { .fd = a->ctl, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
+		struct signalfd_siginfo si;
+		bool stop = false;
+
+		if (poll(pf, 2, -1) < 0 && errno != EINTR)
+			break;
+		while (read(sfd, &si, sizeof(si)) == sizeof(si))
+			if (si.ssi_signo != SIGCHLD)
+				stop = true;
+		/* K processes, and orphans whose K died: reaped here, nothing reported. */
+		while (waitpid(-1, NULL, WNOHANG | __WALL) > 0)
+			;
+		if (stop)
+			break;
+		if ((pf[0].revents & (POLLIN | POLLHUP | POLLERR)) && !serve_one(a))
+			break;
+	}
+die:
+	kill_all_and_reap(0, NULL, NULL);
+	(void)c;
+	return 0;
+}
+
+static void *un_main(void *arg)
+{
+	struct corral_template *t = arg;
+
+	for (;;) {
+		struct pollfd pf[1 + CORRAL_UNOTIFY_MAX_POLLFDS] = { { .fd = t->un_stop, .events = POLLIN } };
+		int n = corral_unotify_pollfds(t->un, pf + 1);
+
+		if (poll(pf, (nfds_t)n + 1, -1) < 0 && errno != EINTR)
+			break;
+		if (pf[0].revents)
+			break;
+		corral_unotify_handle(t->un, pf + 1, n);
+	}
+	return NULL;
+}
+
+static int scope_ruleset(void)
+{
+	struct corral_ll_ruleset_attr attr = {
+		.scoped = CORRAL_LL_SCOPE_SIGNAL | CORRAL_LL_SCOPE_ABSTRACT_UNIX_SOCKET,
+	};
+
+	return (int)syscall(__NR_landlock_create_ruleset, &attr, CORRAL_LL_ATTR_SIZE_V6, 0);
+}
+
+int corral_template_start(struct corral_template *t, struct corral_sandbox *sb, struct corral_error *err)
+{
+	struct corral_child_report rep = {};
+	_cleanup_close_ int scope = -1, devw = -1;
+	int sv[2] = { -1, -1 }, ep[2] = { -1, -1 }, r, abi;
+	struct t_args a;
+	struct corral_child c;
+	sigset_t all, old;
+	char byte;
+
+	memset(t, 0, sizeof(*t));
+	t->sb = sb;
+	t->pid = -1;
+	t->pidfd = t->ctl = t->devnull = t->un_stop = -1;
+	t->run.ruleset_fd = t->run.tmp_fd = t->run.un_parent = t->run.un_child = t->run.cwd_fd = -1;
+	for (int i = 0; i < CORRAL_CG_MAX; i++)
+		t->run.cg_fd[i] = -1;
+
+	if (sb->docker)
+		return corral_err(err, CORRAL_E_NOT_IMPLEMENTED, EOPNOTSUPP,
+				  "session: the docker provider has no sessions yet; use --provider local");
+	/* Never less confined than asked: a session has no PID namespace of its own yet. */
+	if (sb->procns.mode != CORRAL_PROCNS_OFF)
+		return corral_err(err, CORRAL_E_NOT_IMPLEMENTED, EOPNOTSUPP,
+				  "session: proc \"private\" (--proc private) is not available in sessions yet; "
+				  "use --proc host, or corral run per command");
+	abi = corral_ll_plan_abi(sb->ll);
+	if (abi < 6)
+		return corral_err(err, CORRAL_E_UNSUPPORTED, EOPNOTSUPP,
+				  "session: needs Landlock ABI 6 (scoped signals and ptrace) to keep calls apart "
+				  "from each other and from the session; this kernel has ABI %d (use corral run per "
+				  "command instead)", abi);
+	r = corral_tmp_create(sb, &t->run, err);
+	if (r < 0)
+		goto fail;
+	if (mkdirat(t->run.tmp_fd, "home", 0700) < 0 || mkdirat(t->run.tmp_fd, ".corral", 0700) < 0 ||
+	    (sb->switch_identity && (fchownat(t->run.tmp_fd, "home", sb->uid, sb->gid, AT_SYMLINK_NOFOLLOW) < 0 ||
+				     fchownat(t->run.tmp_fd, ".corral", sb->uid, sb->gid, AT_SYMLINK_NOFOLLOW) < 0))) {
+		r = corral_err(err, CORRAL_E_SETUP, errno, "session: private HOME in %s: %s", t->run.tmp_path,
+			       corral_strerror(errno));
+		goto fail;
+	}
+	if (asprintf(&t->home, "%s/home", t->run.tmp_path) < 0) {
+		t->home = NULL;
+		r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+		goto fail;
+	}
+	t->run.ruleset_fd = corral_ll_ruleset(sb->ll, t->run.tmp_fd, NULL, 0, err);
+	if (t->run.ruleset_fd < 0) {
+		r = t->run.ruleset_fd;
+		goto fail;
+	}
+	if (sb->use_cgroups) {
+		r = corral_cgroup_create(sb, &t->run, err);
+		if (r < 0)
+			goto fail;
+	}
+	if (sb->unotify) {
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+			r = corral_err(err, CORRAL_E_SETUP, errno, "session: socketpair: %s", corral_strerror(errno));
+			goto fail;
+		}
+		t->run.un_parent = sv[0];
+		t->run.un_child = sv[1];
+	}
+	scope = scope_ruleset();
+	if (scope < 0) {
+		r = corral_err(err, CORRAL_E_SETUP, errno, "session: landlock scope ruleset: %s", corral_strerror(errno));
+		goto fail;
+	}
+	corral_sandbox_rlimits(sb, &t->rl, -1);
+	t->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	devw = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (t->devnull < 0 || devw < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0 ||
+	    pipe2(ep, O_CLOEXEC) < 0) {
+		r = corral_err(err, CORRAL_E_SETUP, errno, "session: %s", corral_strerror(errno));
+		goto fail;
+	}
+	t->ctl = sv[0];
+	a = (struct t_args){ .ctl = sv[1], .scope_fd = scope, .root_fd = sb->root_fd, .parent = getpid() };
+	c = (struct corral_child){
+		.sb = sb, .run = &t->run, .fd_in = devw, .fd_out = devw, .fd_err = devw, .err_w = ep[1],
+		.reset_mask = true, .parent = getpid(), .after_confine = template_main, .after_arg = &a,
+	};
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	t->pid = fork();
+	if (t->pid == 0)
+		corral_child_main(&c);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	safe_close(sv[1]);
+	ep[1] = safe_close(ep[1]);
+	if (t->pid < 0) {
+		r = corral_err(err, CORRAL_E_SETUP, errno, "session: fork: %s", corral_strerror(errno));
+		goto fail;
+	}
+	t->pidfd = (int)syscall(__NR_pidfd_open, t->pid, 0);
+	/*
+	 * The template says "R" once confined; a failed step reports (stage,
+	 * errno) on the error pipe and exits. The template closes its end of
+	 * that pipe before it says "R", so a hang-up alone is not a failure.
+	 */
+	{
+		struct pollfd pf[2] = { { .fd = t->ctl, .events = POLLIN }, { .fd = ep[0], .events = POLLIN } };
+		ssize_t n = 0;
+		bool ready = false;
+
+		for (int round = 0; round < 2 && !ready; round++) {
+			if (poll(pf, round ? 1 : 2, 10000) <= 0)
+				break;
+			if (pf[0].revents & POLLIN)
+				ready = recv(t->ctl, &byte, 1, MSG_DONTWAIT) == 1;
+			else if (pf[1].revents) {
+				n = read(ep[0], &rep, sizeof(rep));
+				if (n != 0)
+					break;
+			}
+		}
+		if (!ready) {
+			r = corral_err(err, CORRAL_E_SETUP, n == sizeof(rep) ? rep.err : EIO,
+				       "session: the template process failed at %s: %s",
+				       n == sizeof(rep) ? corral_child_stage_name(rep.stage) : "start",
+				       n == sizeof(rep) ? corral_strerror(rep.err) : "no report");
+			goto fail;
+		}
+	}
+	safe_close(ep[0]);
+	ep[0] = -1;
+	if (sb->unotify) {
+		t->un = corral_unotify_start(sb, &t->run, t->run.un_parent);
+		t->un_stop = eventfd(0, EFD_CLOEXEC);
+		if (t->un && t->un_stop >= 0 && pthread_create(&t->un_thread, NULL, un_main, t) == 0)
+			t->un_running = true;
+	}
+	return 0;
+fail:
+	safe_close(ep[0]);
+	safe_close(ep[1]);
+	corral_template_stop(t);
+	return r;
+}
+
+void corral_template_stop(struct corral_template *t)
+{
+	if (t->pid > 0) {
+		/* EOF on the socket: the template kills every process of the session, then exits. */
+		t->ctl = safe_close(t->ctl);
+		if (t->pidfd >= 0) {
+			struct pollfd pf = { .fd = t->pidfd, .events = POLLIN };
+
+			if (poll(&pf, 1, 2000) == 0)
+				syscall(__NR_pidfd_send_signal, t->pidfd, SIGKILL, NULL, 0);
+		}
+		while (waitpid(t->pid, NULL, __WALL) < 0 && errno == EINTR)
+			;
+		t->pid = -1;
+	}
+	if (t->run.cg_fd[0] >= 0 || t->run.cg_dir[0] || t->run.cg_dir[1] || t->run.cg_dir[2])
+		corral_cgroup_kill_and_remove(&t->run);
+	if (t->un_running) {
+		uint64_t one = 1;
+		ssize_t _unused_ n = write(t->un_stop, &one, sizeof(one));
+
+		pthread_join(t->un_thread, NULL);
+		t->un_running = false;
+	}
+	corral_unotify_free(t->un);
+	t->un = NULL;
+	t->un_stop = safe_close(t->un_stop);
+	t->ctl = safe_close(t->ctl);
+	t->pidfd = safe_close(t->pidfd);
+	t->devnull = safe_close(t->devnull);
+	t->run.ruleset_fd = safe_close(t->run.ruleset_fd);
+	t->run.un_parent = safe_close(t->run.un_parent);
+	t->run.un_child = safe_close(t->run.un_child);
+	corral_cgroup_remove(&t->run);
+	if (t->run.tmp_path)
+		corral_tmp_remove(t->sb, &t->run);
+	free(t->home);
+	t->home = NULL;
+}
+
+/* ------------------------------------------------------------ one call */
+
+/* Keep |n| bytes of output in |st| (head and tail, supervisor/exec/stream.c). */
+static void cap_add(struct corral_stream *st, const char *d, size_t n)
+{
+	while (n) {
+		size_t l = n;
+		char *p = corral_stream_span(st, &l);
+
+		if (!p) {
+			corral_stream_skip(st, n);
+			return;
+		}
+		memcpy(p, d, l);
+		corral_stream_commit(st, l);
+		d += l;
+		n -= l;
+	}
+}
+
+static const char *ended_by_of(const struct corral_result *r, bool cancelled)
+{
+	if (cancelled)
+		return "cancelled";
+	if (r->timed_out)
+		return "timeout";
+	if (r->signal == SIGXCPU)
+		return "cpu";
+	if (r->signal == SIGXFSZ)
+		return "file_size";
+	if (r->signal)
+		return "signal";
+	return "exit";
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* The call's data (header, cwd, argv, envp) in one malloc'd block. */
+static char *build_data(struct corral_template *t, const struct corral_tcall *c, size_t *len)
+{
+	struct t_data_hdr h = { .magic = T_MAGIC };
+	const char *cwd = c->cwd ? c->cwd : ".";
+	size_t n = sizeof(h) + strlen(cwd) + 1, o;
+	char *b;
+
+	for (h.argc = 0; c->argv[h.argc]; h.argc++)
+		n += strlen(c->argv[h.argc]) + 1;
+	for (h.envc = 0; c->envp[h.envc]; h.envc++)
+		n += strlen(c->envp[h.envc]) + 1;
+	if (n > T_DATA_MAX || !(b = malloc(n)))
+		return NULL;
+	h.cwd_len = (uint32_t)strlen(cwd);
+	for (int i = 0; i < RLIM_NLIMITS; i++) {
+		h.rl[i] = t->rl.rl[i];
+		h.rl_set[i] = t->rl.set[i];
+	}
+	memcpy(b, &h, sizeof(h));
+	o = sizeof(h);
+	memcpy(b + o, cwd, strlen(cwd) + 1);
+	o += strlen(cwd) + 1;
+	for (uint32_t i = 0; i < h.argc; i++) {
+		memcpy(b + o, c->argv[i], strlen(c->argv[i]) + 1);
+		o += strlen(c->argv[i]) + 1;
+	}
+	for (uint32_t i = 0; i < h.envc; i++) {
+		memcpy(b + o, c->envp[i], strlen(c->envp[i]) + 1);
+		o += strlen(c->envp[i]) + 1;
+	}
+	*len = o;
+	return b;
+}
+
+/* |nfds| fds, and the data inline (|data|, |len|) when |nfds| is T_NFDS - 1. */
+static int send_call(struct corral_template *t, const int *fds, int nfds, const char *data, size_t len)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * T_NFDS)];
+		struct cmsghdr align;
+	} u = {};
+	uint32_t magic = T_MAGIC;
+	struct iovec iov[2] = { { .iov_base = &magic, .iov_len = sizeof(magic) },
+				{ .iov_base = (void *)data, .iov_len = data ? len : 0 } };
+	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = data ? 2 : 1, .msg_control = u.buf,
+			      .msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
+	memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfds);
+	while (sendmsg(t->ctl, &msg, MSG_NOSIGNAL) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return 0;
+}
+
+int corral_template_exec(struct corral_template *t, struct corral_tcall *c, struct corral_result *res,
+			 struct corral_error *err)
+{
+	int out[2] = { -1, -1 }, er[2] = { -1, -1 }, rp[2] = { -1, -1 }, kp[2] = { -1, -1 }, in[2] = { -1, -1 };
+	int memfd = -1, r = 0;
+	char *blob = NULL;
+	size_t blob_len = 0;
+	struct corral_stream cap[2];
+	struct t_report rep = {};
+	bool have_rep = false, rep_eof = false, eof[2] = { false, false }, killed = false;
+	size_t in_off = 0;
+	double start = now_ms(), deadline = start + c->timeout * 1e3;
+	char buf[65536];
+
+	memset(res, 0, sizeof(*res));
+	res->sz = sizeof(*res);
+	if (t->ctl < 0)
+		return corral_err(err, CORRAL_E_SETUP, ESHUTDOWN, "session: the template is gone");
+	corral_stream_init(&cap[0], -1, c->max_output);
+	corral_stream_init(&cap[1], -1, c->max_output);
+	blob = build_data(t, c, &blob_len);
+	if (!blob) {
+		r = corral_err(err, CORRAL_E_USAGE, E2BIG, "session: the command and its environment exceed %u bytes",
+			       T_DATA_MAX);
+		goto out;
+	}
+	if (blob_len >= T_INLINE_MAX) {
+		size_t off = 0;
+
+		memfd = memfd_create("corral-call", MFD_CLOEXEC);
+		while (memfd >= 0 && off < blob_len) {
+			ssize_t w = write(memfd, blob + off, blob_len - off);
+
+			if (w <= 0) {
+				if (w < 0 && errno == EINTR)
+					continue;
+				memfd = safe_close(memfd);
+				errno = w < 0 ? errno : EIO;
+				break;
+			}
+			off += (size_t)w;
+		}
+		if (memfd < 0) {
+			r = corral_err(err, CORRAL_E_SETUP, errno, "session: call setup: memfd: %s", corral_strerror(errno));
+			goto out;
+		}
+	}
+	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(er, O_CLOEXEC) < 0 || pipe2(rp, O_CLOEXEC) < 0 ||
+	    pipe2(kp, O_CLOEXEC) < 0 || (c->stdin_data && pipe2(in, O_CLOEXEC) < 0)) {
+		r = corral_err(err, CORRAL_E_SETUP, errno, "session: call setup: %s", corral_strerror(errno));
+		goto out;
+	}
+	{
+		int fds[T_NFDS] = { memfd, c->stdin_data ? in[0] : t->devnull, out[1], er[1], rp[1], kp[0] };
+
+		r = memfd >= 0 ? send_call(t, fds, T_NFDS, NULL, 0) : send_call(t, fds + 1, T_NFDS - 1, blob, blob_len);
+	}
+	memfd = safe_close(memfd);
+	out[1] = safe_close(out[1]);
+	er[1] = safe_close(er[1]);
+	rp[1] = safe_close(rp[1]);
+	kp[0] = safe_close(kp[0]);
+	in[0] = safe_close(in[0]);
+	if (r < 0) {
+		r = corral_err(err, CORRAL_E_SETUP, -r, "session: the template does not answer: %s",
+			       corral_strerror(-r));
+		goto out;
+	}
+	if (in[1] >= 0) {
+		fcntl(in[1], F_SETFL, O_NONBLOCK);
+		if (c->stdin_len == 0)
+			in[1] = safe_close(in[1]);
+	}
+	while (!(eof[0] && eof[1] && (have_rep || rep_eof))) {
+		struct pollfd pf[5];
+		int np = 0, ip[5] = { -1, -1, -1, -1, -1 }, tmo;
+		double now = now_ms();
+
+		if (!killed && now >= deadline) {
+			res->timed_out = true;
+			killed = true;
+			kp[1] = safe_close(kp[1]);
+		}
+		if (!eof[0])
+			ip[0] = np, pf[np++] = (struct pollfd){ .fd = out[0], .events = POLLIN };
+		if (!eof[1])
+			ip[1] = np, pf[np++] = (struct pollfd){ .fd = er[0], .events = POLLIN };
+		if (!have_rep && !rep_eof)
+			ip[2] = np, pf[np++] = (struct pollfd){ .fd = rp[0], .events = POLLIN };
+		if (in[1] >= 0)
+			ip[3] = np, pf[np++] = (struct pollfd){ .fd = in[1], .events = POLLOUT };
+		if (!killed && c->cancel_fd >= 0)
+			ip[4] = np, pf[np++] = (struct pollfd){ .fd = c->cancel_fd, .events = POLLIN };
+		tmo = killed ? 5000 : (int)(deadline - now) + 1;
+		if (poll(pf, (nfds_t)np, tmo) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		{
+			bool any = false;
+
+			for (int i = 0; i < np; i++)
+				any |= pf[i].revents != 0;
+			if (!any && killed && now_ms() - now >= 4999)
+				break; /* nothing for 5 s after the kill: give up waiting */
+		}
+		for (int s = 0; s < 2; s++) {
+			int fd = s ? er[0] : out[0];
+
+			if (ip[s] < 0 || !pf[ip[s]].revents)
+				continue;
+			ssize_t n = read(fd, buf, sizeof(buf));
+			if (n > 0) {
+				cap_add(&cap[s], buf, (size_t)n);
+				if (c->on_output)
+					c->on_output(c->arg, s + 1, buf, (size_t)n);
+			} else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+				eof[s] = true;
+			}
+		}
+		if (ip[2] >= 0 && pf[ip[2]].revents) {
+			ssize_t n = read(rp[0], &rep, sizeof(rep));
+
+			if (n == sizeof(rep) && rep.magic == T_MAGIC)
+				have_rep = true;
+			else if (n >= 0 || (errno != EINTR && errno != EAGAIN))
+				rep_eof = true;
+			if (have_rep || rep_eof) {
+				/* The tree is gone (or K is): nothing more is coming on stdin. */
+				in[1] = safe_close(in[1]);
+				if (rep.start_err && have_rep)
+					eof[0] = eof[1] = true;
+			}
+		}
+		if (ip[3] >= 0 && pf[ip[3]].revents) {
+			ssize_t n = write(in[1], (const char *)c->stdin_data + in_off, c->stdin_len - in_off);
+
+			if (n > 0)
+				in_off += (size_t)n;
+			if ((n < 0 && errno != EAGAIN && errno != EINTR) || in_off >= c->stdin_len)
+				in[1] = safe_close(in[1]);
+		}
+		if (ip[4] >= 0 && pf[ip[4]].revents) {
+			c->cancelled = true;
+			killed = true;
+			kp[1] = safe_close(kp[1]);
+		}
+	}
+	res->wall_ms = now_ms() - start;
+	res->provider = "local";
+	if (have_rep && rep.start_err && !rep.main_done) {
+		r = corral_err(err, CORRAL_E_SETUP, rep.start_err,
+			       "session: could not start the command: %s%s", corral_strerror(rep.start_err),
+			       rep.start_err == EAGAIN ? " (the session's limits.processes is reached: end "
+							 "background jobs, or raise --procs)" : "");
+		goto out;
+	}
+	if (have_rep && rep.main_done) {
+		if (WIFEXITED(rep.status)) {
+			res->exited = true;
+			res->exit_status = WEXITSTATUS(rep.status);
+		} else if (WIFSIGNALED(rep.status)) {
+			res->signal = WTERMSIG(rep.status);
+		}
+		res->exec_errno = rep.exec_err;
+		res->cpu_ms = (double)rep.cpu_us / 1e3;
+		res->max_rss_kb = (long)rep.maxrss_kb;
+		c->cwd_failed = rep.chdir_err != 0;
+		c->leftovers = (unsigned long)rep.leftovers;
+	} else {
+		/* K ended without a report: only something outside the session can do that. */
+		res->signal = SIGKILL;
+	}
+	/* A deadline or cancel that came after the command had ended on its own changed nothing. */
+	if ((res->timed_out || c->cancelled) && have_rep && rep.main_done &&
+	    !(WIFSIGNALED(rep.status) && WTERMSIG(rep.status) == SIGKILL)) {
+		res->timed_out = false;
+		c->cancelled = false;
+	}
+	if (res->timed_out || c->cancelled) {
+		res->exited = false;
+		res->signal = SIGKILL;
+	}
+	if (res->exec_errno && res->exited) {
+		char line[512];
+		int n;
+
+		res->exit_status = res->exec_errno == ENOENT ? 127 : 126;
+		n = corral_exec_error_line(res, c->argv[0], line, sizeof(line));
+		if (n > 0)
+			cap_add(&cap[1], line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	}
+	corral_stream_finish(&cap[0], &res->stdout_buf, &res->stdout_len, &res->stdout_truncated, &res->stdout_bytes);
+	corral_stream_finish(&cap[1], &res->stderr_buf, &res->stderr_len, &res->stderr_truncated, &res->stderr_bytes);
+	res->leftovers_killed = (unsigned)c->leftovers;
+	res->ended_by = ended_by_of(res, c->cancelled);
+out:
+	corral_stream_free(&cap[0]);
+	corral_stream_free(&cap[1]);
+	free(blob);
+	safe_close(memfd);
+	for (int i = 0; i < 2; i++) {
+		safe_close(out[i]);
+		safe_close(er[i]);
+		safe_close(rp[i]);
+		safe_close(kp[i]);
+		safe_close(in[i]);
+	}
+	return r;
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A session's template process: one process confined once (identity,
+ * no_new_privs, Landlock, seccomp, cgroups, private tmp, network
+ * namespace) that forks every call (supervisor/session/template.c).
+ */
+#ifndef CORRAL_SESSION_TEMPLATE_H
+#define CORRAL_SESSION_TEMPLATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "corral.h"
+#include "supervisor/exec/sandbox.h"
+
+struct corral_template {
+	struct corral_sandbox *sb;
+	struct corral_run run;      /* the session's cgroups, private tmp, Landlock ruleset */
+	pid_t pid;                  /* the template process */
+	int pidfd;
+	int ctl;                    /* SOCK_SEQPACKET to the template */
+	int devnull;                /* O_RDONLY, a call's stdin when it has none */
+	char *home;                 /* the session's private HOME (in the tmp) */
+	struct corral_unotify *un;  /* Unix-socket mediation, served by |un_thread| */
+	pthread_t un_thread;
+	bool un_running;
+	int un_stop;                /* eventfd that stops |un_thread| */
+	struct corral_spawn_rlimits rl;
+};
+
+/* Build |sb|'s session objects and start the template. 0 or -errno with |err|. */
+int corral_template_start(struct corral_template *t, struct corral_sandbox *sb, struct corral_error *err);
+/* Kill every process of the session, reap the template, remove tmp and cgroups. */
+void corral_template_stop(struct corral_template *t);
+
+/* One command of a call. */
+struct corral_tcall {
+	char *const *argv;
+	char *const *envp;
+	const char *cwd;            /* relative to the root; NULL or "." for the root */
+	const void *stdin_data;     /* NULL: /dev/null */
+	size_t stdin_len;
+	double timeout;             /* seconds, > 0 */
+	size_t max_output;          /* per stream */
+	int cancel_fd;              /* readable: cancel (an eventfd) */
+	/* Called (from the calling thread) with each chunk as it arrives; may be NULL. */
+	void (*on_output)(void *arg, int stream, const char *data, size_t len);
+	void *arg;
+	bool cancelled;             /* out: cancel_fd fired */
+	bool cwd_failed;            /* out: the cwd was gone: the command ran in the root */
+	unsigned long leftovers;    /* out: processes still alive when the main one ended, killed */
+};
+
+/*
+ * Run one command through the template and wait for its whole tree to end.
+ * 0 with |res| filled (the command ran, or could not be executed: exec_errno),
+ * or -errno with |err| (the template could not start it).
+ */
+int corral_template_exec(struct corral_template *t, struct corral_tcall *c, struct corral_result *res,
+			 struct corral_error *err);
+
+#endif

@@ -1,0 +1,69 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""A small client of `corral session` for the black-box tests and the bench."""
+import json
+import os
+import select
+import subprocess
+import time
+
+
+class Session:
+    def __init__(self, corral, root, *opts, env=None):
+        self.p = subprocess.Popen([corral, "session", "--root", root, *opts],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, env=env)
+        self.buf = b""
+        self.events = []  # every event seen, in order
+        self.next_id = 1000
+
+    def send_raw(self, data):
+        self.p.stdin.write(data)
+        self.p.stdin.flush()
+
+    def send(self, req):
+        self.send_raw(json.dumps(req).encode() + b"\n")
+
+    def _read_event(self, timeout):
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("no event within %.1f s; seen: %r" % (timeout, self.events[-5:]))
+            r, _, _ = select.select([self.p.stdout], [], [], left)
+            if r:
+                chunk = os.read(self.p.stdout.fileno(), 1 << 20)
+                if not chunk:
+                    raise EOFError("corral session closed stdout; stderr: %r" % self.p.stderr.read())
+                self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        ev = json.loads(line)
+        self.events.append(ev)
+        return ev
+
+    def wait(self, id_, kinds=("result", "error"), timeout=30):
+        """The first event for |id_| of one of |kinds| (events already seen count)."""
+        for ev in self.events:
+            if ev.get("id") == id_ and ev.get("event") in kinds and not ev.get("_taken"):
+                ev["_taken"] = True
+                return ev
+        while True:
+            ev = self._read_event(timeout)
+            if ev.get("id") == id_ and ev.get("event") in kinds:
+                ev["_taken"] = True
+                return ev
+
+    def call(self, tool, wait_s=30, **args):
+        self.next_id += 1
+        req = {"id": self.next_id, "tool": tool}
+        req.update(args)
+        self.send(req)
+        return self.wait(self.next_id, timeout=wait_s)
+
+    def close(self, timeout=20):
+        """End of stdin; read every remaining event (the session may block on a full stdout otherwise)."""
+        rest, _ = self.p.communicate(timeout=timeout)  # closes stdin first
+        for line in (self.buf + rest).split(b"\n"):
+            if line.strip():
+                self.events.append(json.loads(line))
+        self.buf = b""
+        return self.p.returncode

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite: build with -Werror, run every suite as root (or as
 # the invoking user), then the security suites again as the unprivileged
-# user nobody, then an ASan+UBSan build of the unit suite, then the policy
-# fuzzer for $CORRAL_FUZZ_SECONDS (default 60). Prints one closing line
+# user nobody, then an ASan+UBSan build of the unit suite, then the fuzzers
+# of the untrusted-input parsers, sharing $CORRAL_FUZZ_SECONDS (default 60).
+# Prints one closing line
 # "N passed, N failed".
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -56,31 +57,27 @@ step "build ASan+UBSan" ninja -C "$asan"
 # the child before execve, and ASan's shadow mappings cannot live under it.
 step "unit and kernel suites under ASan+UBSan" env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   meson test -C "$asan" --print-errorlogs --suite unit --suite kernel
-# The fuzz time is shared: two thirds to the policy parser, a third to the
-# mediation's decoder.
-unotify_seconds=$((fuzz_seconds / 3))
-policy_seconds=$((fuzz_seconds - unotify_seconds))
-if [ -x "$asan/tests/fuzz/fuzz-policy" ] && [ "$policy_seconds" -gt 0 ]; then
+# The parsers of untrusted input, each fuzzed for a share of
+# $CORRAL_FUZZ_SECONDS: the policy parser two fifths, the mediation's
+# decoder and the session request parser a fifth each. A fuzzer the
+# sanitizer build did not make is a failure, not a skip.
+fuzz() { # name, binary, corpus folder, seconds, extra libFuzzer flags...
+  local name=$1 bin=$asan/tests/fuzz/$2 seeds=$3 secs=$4 corpus
+  shift 4
+  [ "$secs" -gt 0 ] || return 0
+  if [ ! -x "$bin" ]; then
+    step "fuzz $name" sh -c "echo 'fuzz: $bin was not built' >&2; exit 1"
+    return
+  fi
   corpus=$(mktemp -d)
-  cp tests/fuzz/corpus/* "$corpus"/
-  step "fuzz policy parser ${policy_seconds}s" env ASAN_OPTIONS=detect_leaks=1 \
-    "$asan/tests/fuzz/fuzz-policy" -max_total_time="$policy_seconds" -timeout=10 -rss_limit_mb=2048 \
-    -artifact_prefix="$corpus/" "$corpus"
-fi
-if [ -x "$asan/tests/fuzz/fuzz-unotify-decode" ] && [ "$unotify_seconds" -gt 0 ]; then
-  corpus=$(mktemp -d)
-  cp tests/fuzz/corpus-unotify/* "$corpus"/
-  step "fuzz mediation decoder ${unotify_seconds}s" env ASAN_OPTIONS=detect_leaks=1 \
-    "$asan/tests/fuzz/fuzz-unotify-decode" -max_total_time="$unotify_seconds" -timeout=10 -rss_limit_mb=2048 \
-    -artifact_prefix="$corpus/" "$corpus"
-fi
-if [ -x "$asan/tests/fuzz/fuzz-session" ] && [ "$fuzz_seconds" -gt 0 ]; then
-  corpus=$(mktemp -d)
-  cp tests/fuzz/corpus-session/* "$corpus"/
-  step "fuzz session request parser ${fuzz_seconds}s" env ASAN_OPTIONS=detect_leaks=1 \
-    "$asan/tests/fuzz/fuzz-session" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 \
-    -max_len=65536 -artifact_prefix="$corpus/" "$corpus"
-fi
+  cp "$seeds"/* "$corpus"/
+  step "fuzz $name ${secs}s" env ASAN_OPTIONS=detect_leaks=1 \
+    "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$corpus/" "$@" "$corpus"
+}
+share=$((fuzz_seconds / 5))
+fuzz "policy parser" fuzz-policy tests/fuzz/corpus $((fuzz_seconds - 3 * share))
+fuzz "mediation decoder" fuzz-unotify-decode tests/fuzz/corpus-unotify "$share"
+fuzz "session request parser" fuzz-session tests/fuzz/corpus-session "$share" -max_len=65536
 step "bench smoke" bash bench/run.sh --smoke --build "$build"
 
 echo

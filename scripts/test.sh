@@ -81,6 +81,13 @@ if [ -x "$asan/tests/fuzz/fuzz-session" ] && [ "$fuzz_seconds" -gt 0 ]; then
     "$asan/tests/fuzz/fuzz-session" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 \
     -max_len=65536 -artifact_prefix="$corpus/" "$corpus"
 fi
+if [ -x "$asan/tests/fuzz/fuzz-mcp" ] && [ "$fuzz_seconds" -gt 0 ]; then
+  corpus=$(mktemp -d)
+  cp tests/fuzz/corpus-mcp/* "$corpus"/
+  step "fuzz MCP translation ${fuzz_seconds}s" env ASAN_OPTIONS=detect_leaks=1 \
+    "$asan/tests/fuzz/fuzz-mcp" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 \
+    -max_len=65536 -artifact_prefix="$corpus/" "$corpus"
+fi
 step "bench smoke" bash bench/run.sh --smoke --build "$build"
 
 echo

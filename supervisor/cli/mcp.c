@@ -107,7 +107,7 @@ int cli_mcp(int argc, char **argv)
 	struct corral_error err = {};
 	struct corral_session *s = NULL;
 	const char *audit = NULL, *approve = NULL;
-	char **args, instructions[1024];
+	char **args, instructions[4096 + 1024];
 	int n = 0, optind_, r, code = 0;
 	bool closed[3] = {}, skipping = false;
 	char *buf = NULL;
@@ -172,7 +172,11 @@ int cli_mcp(int argc, char **argv)
 		 "(Landlock, seccomp, limits) where only the root and what the policy allows are reachable; the file "
 		 "tools take paths relative to the session's working directory and refuse paths that leave the root. "
 		 "bash keeps its working directory and exported variables between calls. A refusal is reported with "
-		 "what was denied and a hint.", corral_policy_root(c.policy) ? corral_policy_root(c.policy) : ".");
+		 "what was denied and a hint. Network: %s", corral_policy_root(c.policy) ? corral_policy_root(c.policy) : ".",
+		 corral_policy_network(c.policy) == CORRAL_NET_NONE ? "none (downloads, package installs and name lookups "
+		 "fail; the user can allow them with --net or the policy's network key)." :
+		 corral_policy_network(c.policy) == CORRAL_NET_LOOPBACK ? "loopback only (127.0.0.1 and ::1)." :
+		 "as the policy allows (its network key).");
 	if (corral_session_new(c.policy, &CORRAL_SESSION_OPTS(.audit_path = audit, .approve = approve), on_event, NULL,
 			       &s, &err) < 0) {
 		code = cli_fail_err(false, &err);

@@ -106,7 +106,7 @@ int cli_mcp(int argc, char **argv)
 	struct cli_common c;
 	struct corral_error err = {};
 	struct corral_session *s = NULL;
-	const char *audit = NULL, *approve = NULL;
+	const char *approve = NULL;
 	char **args, instructions[4096 + 1024];
 	int n = 0, optind_, r, code = 0;
 	bool closed[3] = {}, skipping = false;
@@ -115,19 +115,11 @@ int cli_mcp(int argc, char **argv)
 
 	if (cli_hold_stdio(closed) < 0)
 		return CLI_EXIT_ERROR;
-	/* --audit FILE and --approve CMD as for corral session; the rest are run's. */
+	/* --approve CMD as for corral session; the rest are run's (--audit among them). */
 	args = calloc((size_t)argc + 1, sizeof(*args));
 	if (!args)
 		return cli_fail(false, CORRAL_E_INTERNAL, "out of memory");
 	for (int i = 0; i < argc; i++) {
-		if (i > 0 && strcmp(argv[i], "--audit") == 0 && i + 1 < argc) {
-			audit = argv[++i];
-			continue;
-		}
-		if (i > 0 && strncmp(argv[i], "--audit=", 8) == 0) {
-			audit = argv[i] + 8;
-			continue;
-		}
 		if (i > 0 && strcmp(argv[i], "--approve") == 0 && i + 1 < argc) {
 			approve = argv[++i];
 			continue;
@@ -138,8 +130,7 @@ int cli_mcp(int argc, char **argv)
 	}
 	r = cli_parse_common(n, args, "mcp", false, &c, &optind_);
 	if (r == -1) {
-		fputs("\nMCP options:\n"
-		      "  --audit FILE           append one JSON line per call to FILE\n"
+		fputs("\nMCP options (--audit FILE logs one line per call):\n"
 		      "  --approve CMD          ask CMD (sh -c, on the host, the request's JSON on stdin) before each\n"
 		      "                         bash, exec and file-tool call; non-zero exit: a tool error \"denied\"\n"
 		      "\nA Model Context Protocol server on stdin/stdout (JSON-RPC 2.0, one message per line) serving\n"
@@ -177,7 +168,7 @@ int cli_mcp(int argc, char **argv)
 		 "fail; the user can allow them with --net or the policy's network key)." :
 		 corral_policy_network(c.policy) == CORRAL_NET_LOOPBACK ? "loopback only (127.0.0.1 and ::1)." :
 		 "as the policy allows (its network key).");
-	if (corral_session_new(c.policy, &CORRAL_SESSION_OPTS(.audit_path = audit, .approve = approve), on_event, NULL,
+	if (corral_session_new(c.policy, &CORRAL_SESSION_OPTS(.approve = approve), on_event, NULL,
 			       &s, &err) < 0) {
 		code = cli_fail_err(false, &err);
 		goto out;

@@ -15,6 +15,10 @@ pkgs=(
   musl-tools gperf cmake curl patch ca-certificates
   xz-utils sqlite3 golang-go default-jdk-headless
 )
+# node and npm (the MCP SDK client test): Debian's, unless a node is already installed.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  pkgs+=(nodejs npm)
+fi
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -36,3 +40,10 @@ fi
 if ! "$(dirname "$0")/build-musl-deps.sh"; then
   echo "install-deps: the musl libraries could not be built; corral will link glibc (slower start-up)" >&2
 fi
+
+# The official MCP TypeScript SDK client that tests/mcp/sdk-client.mjs drives
+# `corral mcp` with, at the version tests/mcp/package-lock.json pins, into
+# tests/mcp/node_modules (readable by nobody: the test also runs as nobody).
+mcp_dir="$(cd "$(dirname "$0")/.." && pwd)/tests/mcp"
+npm ci --prefix "$mcp_dir" --no-audit --no-fund --loglevel=error
+chmod -R a+rX "$mcp_dir/node_modules"

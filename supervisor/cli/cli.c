@@ -29,6 +29,7 @@ static const char usage_main[] =
 	"  check [--json] [--policy FILE] [OPTIONS]\n"
 	"                                        prove on this host that the policy's promises hold\n"
 	"  session [OPTIONS] [--audit FILE]      one warm sandbox: JSON requests on stdin, events on stdout\n"
+	"  mcp [OPTIONS] [--audit FILE]          the session's tools as an MCP server on stdio (JSON-RPC)\n"
 	"\n"
 	"  corral --version | corral COMMAND --help\n";
 
@@ -510,6 +511,8 @@ static int cli_main(int argc, char **argv)
 		return cli_probe(argc - 1, argv + 1);
 	if (strcmp(cmd, "session") == 0)
 		return cli_session(argc - 1, argv + 1);
+	if (strcmp(cmd, "mcp") == 0)
+		return cli_mcp(argc - 1, argv + 1);
 	if (strcmp(cmd, "policy") == 0)
 		return cli_policy(argc - 1, argv + 1);
 	if (strcmp(cmd, "resolve") == 0)

@@ -70,5 +70,6 @@ int cli_policy(int argc, char **argv);
 int cli_resolve(int argc, char **argv);
 int cli_check(int argc, char **argv);
 int cli_session(int argc, char **argv);
+int cli_mcp(int argc, char **argv);
 
 #endif

@@ -15,17 +15,13 @@ pkgs=(
   musl-tools gperf cmake curl patch ca-certificates
   xz-utils sqlite3 golang-go default-jdk-headless
 )
-# node and npm (the MCP SDK client test): Debian's, unless a node is already installed.
-if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-  pkgs+=(nodejs npm)
-fi
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
-# The workloads suite's Node.js (tests/workloads/node.sh): Debian's nodejs
-# and npm, unless a node and npm are already there (NodeSource's nodejs
-# bundles npm and conflicts with Debian's npm package).
+# Node.js and npm (tests/workloads/node.sh; the MCP SDK client test,
+# tests/mcp): Debian's, unless a node and npm are already there
+# (NodeSource's nodejs bundles npm and conflicts with Debian's npm package).
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
 if [ ${#missing[@]} -gt 0 ]; then

@@ -74,6 +74,22 @@ void corral_denials_socket(struct corral_denials *d, int network, const char *ca
 		snprintf(what, sizeof(what), "%s(%s)", call, name);
 	else
 		snprintf(what, sizeof(what), "%s(family %d)", call, family);
+	/*
+	 * Runtimes (node, the JVM, getifaddrs) list network interfaces through
+	 * netlink whether or not they go on to use the network: say that it
+	 * is harmless by itself, so a model does not widen the network for it.
+	 */
+	if (family == AF_NETLINK && network != CORRAL_NET_HOST) {
+		corral_denials_add(d, "network", what, "supervisor",
+				   network == CORRAL_NET_LOOPBACK ?
+				   "netlink (listing network interfaces) is refused under network loopback; often "
+				   "harmless: most programs go on without it. Only if the command failed for want of "
+				   "it, pass --net host (policy key \"network\")" :
+				   "netlink (listing network interfaces) is refused under network none; often "
+				   "harmless: most programs go on without it. Only if the command needs the network, "
+				   "pass --net host (policy key \"network\")");
+		return;
+	}
 	corral_denials_add(d, "network", what, "supervisor",
 			   network == CORRAL_NET_HOST ?
 			   "network is host: inet, inet6, Unix and netlink sockets only; this family is "

@@ -60,6 +60,22 @@ except PermissionError: print("refused")' "$OUT/l.sock")
 	expect_eq "Unix connect outside: refused and one unix_socket denial" "'refused\\n'|unix_socket|$OUT/l.sock|1|supervisor" \
 		"$(json '["stdout"]' <<<"$out")|$(den <<<"$out")"
 	expect_match "its hint names --rw" "--rw DIR" "$(hint <<<"$out")"
+	# A socket that is not there (glibc tries /var/run/nscd/socket in every
+	# name lookup) is no refusal: ENOENT as outside, nothing listed; but a
+	# missing name in a directory the command may not search stays EACCES
+	# (no oracle on the host's files).
+	out=$("$C" run --json -- "$PY" -c 'import socket,sys
+try: socket.socket(socket.AF_UNIX).connect(sys.argv[1])
+except OSError as e: print(e.errno)' "$OUT/missing.sock")
+	expect_eq "a missing socket outside: ENOENT, no denial" "'2\\n'|" "$(json '["stdout"]' <<<"$out")|$(den <<<"$out")"
+	mkdir -m 700 "$OUT/hidden"
+	if is_root; then
+		out=$("$C" run --json -- "$PY" -c 'import socket,sys
+try: socket.socket(socket.AF_UNIX).connect(sys.argv[1])
+except OSError as e: print(e.errno)' "$OUT/hidden/missing.sock")
+		expect_eq "a missing socket in a directory the command cannot search: EACCES and listed" \
+			"'13\\n'|unix_socket|$OUT/hidden/missing.sock|1|supervisor" "$(json '["stdout"]' <<<"$out")|$(den <<<"$out")"
+	fi
 	out=$("$C" run --json -- "$PY" -c 'import socket
 s = socket.socket(socket.AF_UNIX); s.bind("in.sock"); s.listen(1)
 socket.socket(socket.AF_UNIX).connect("in.sock"); print("ok")')

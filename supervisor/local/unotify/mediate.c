@@ -262,6 +262,71 @@ static int peek(pid_t tid, uint64_t remote, void *local, size_t len)
  * unless absolute) to an O_PATH fd of a socket inode beneath an allowed
  * base. Returns the fd, or -errno to answer the caller with.
  */
+/* May |uid|/|gid| search the directory |st| (owner, then group, then other bits; no capabilities)? */
+static bool searchable(const struct stat *st, uid_t uid, gid_t gid)
+{
+	if (st->st_uid == uid)
+		return st->st_mode & S_IXUSR;
+	if (st->st_gid == gid)
+		return st->st_mode & S_IXGRP;
+	return st->st_mode & S_IXOTH;
+}
+
+/*
+ * Whether the command would find nothing at |path| itself: the path does
+ * not exist, and every directory down to the deepest one that does may be
+ * searched by the command's identity, so connect's ENOENT tells it no more
+ * than a stat of its own would. glibc's name lookups try
+ * /var/run/nscd/socket on every host: a socket that is not there is no
+ * refusal, and its hint (--rw a missing directory) would mislead.
+ */
+static bool missing_for_command(const struct corral_unotify_plan *plan, const char *path)
+{
+	uid_t uid = plan->switch_identity ? plan->uid : getuid();
+	gid_t gid = plan->switch_identity ? plan->gid : getgid();
+	char p[PATH_MAX];
+	size_t n = strlen(path), end;
+	struct stat st;
+
+	if (n >= sizeof(p) || path[0] != '/')
+		return false;
+	memcpy(p, path, n + 1);
+	if (stat(p, &st) == 0 || errno != ENOENT)
+		return false;
+	/* The deepest ancestor that exists: a directory. */
+	for (;;) {
+		char *slash = strrchr(p, '/');
+
+		if (slash == p) {
+			p[1] = '\0';
+		} else {
+			*slash = '\0';
+		}
+		if (stat(p, &st) == 0)
+			break;
+		if (errno != ENOENT || slash == p)
+			return false;
+	}
+	if (!S_ISDIR(st.st_mode))
+		return false;
+	/* Every directory from / down to it searchable by the command. */
+	end = strlen(p);
+	for (size_t i = 1; i <= end; i++) {
+		char c;
+
+		if (i < end && p[i] != '/')
+			continue;
+		c = p[i];
+		p[i] = '\0';
+		if (stat(i == 1 && end > 1 ? "/" : p, &st) < 0 || !searchable(&st, uid, gid)) {
+			p[i] = c;
+			return false;
+		}
+		p[i] = c;
+	}
+	return stat("/", &st) == 0 && searchable(&st, uid, gid);
+}
+
 static int resolve_socket(struct corral_unotify *u, pid_t tid, uint64_t id, const char *name)
 {
 	struct open_how how = { .flags = O_PATH | O_CLOEXEC,
@@ -322,6 +387,8 @@ static int resolve_socket(struct corral_unotify *u, pid_t tid, uint64_t id, cons
 		}
 	}
 	if (base_fd < 0) {
+		if (missing_for_command(u->plan, path))
+			return -ENOENT;
 		corral_denials_unix(u->denials, path, false);
 		return -EACCES;
 	}

@@ -288,7 +288,9 @@ static bool missing_for_command(const struct corral_unotify_plan *plan, const ch
 	size_t n = strlen(path), end;
 	struct stat st;
 
-	if (n >= sizeof(p) || path[0] != '/')
+	/* /proc/self, /dev/fd and the like name the supervisor's own here, not the command's. */
+	if (n >= sizeof(p) || path[0] != '/' || corral_path_contains("/proc", path) ||
+	    corral_path_contains("/dev/fd", path))
 		return false;
 	memcpy(p, path, n + 1);
 	if (stat(p, &st) == 0 || errno != ENOENT)

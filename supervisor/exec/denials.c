@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/fsuid.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -373,12 +374,26 @@ static void infer(struct corral_denials *d, const struct corral_sandbox *sb, con
 		return;
 	in.uid = sb->switch_identity ? sb->uid : geteuid();
 	in.gid = sb->switch_identity ? sb->gid : getegid();
+	/*
+	 * The paths come from the command's stderr: resolve them with the
+	 * command's filesystem identity (this thread only), or a root
+	 * supervisor would tell the caller which files exist under, and where
+	 * symlinks point in, directories the command cannot search (/root).
+	 */
+	if (sb->switch_identity) {
+		setfsgid(in.gid);
+		setfsuid(in.uid);
+	}
 	for (size_t off = 0; off < len;) {
 		const char *nl = memchr(buf + off, '\n', len - off);
 		size_t l = nl ? (size_t)(nl - buf - off) : len - off;
 
 		corral_denials_line_paths(buf + off, l, infer_one, &in);
 		off += l + 1;
+	}
+	if (sb->switch_identity) {
+		setfsuid(geteuid());
+		setfsgid(getegid());
 	}
 	free_list(in.rw, sb->policy->fs.read_write.n);
 	free_list(in.ro, sb->policy->fs.read_only.n);

@@ -105,4 +105,22 @@ out=$("$C" run --json -- sh -c 'echo "x: $PWD/f: Permission denied" >&2; echo "x
 	echo "x: $TMPDIR/f: Read-only file system" >&2; echo "cat: /etc/shadow: Permission denied" >&2;
 	echo "/tmp/not-a-refusal: No such file or directory" >&2')
 expect_eq "control: allowed paths, DAC refusals and other errors are not denials" "" "$(den <<<"$out")"
+# Inferred paths are resolved with the command's identity: a root
+# supervisor must not tell the caller what exists under, or where a symlink
+# points in, a directory the command (nobody) cannot search.
+if is_root; then
+	H=$(mktemp -d /var/tmp/corral-den-hidden.XXXXXX)
+	mkdir "$H/there" && ln -s "$H/there" "$H/link"
+	lines="echo \"x: $H/there/f: Permission denied\" >&2; echo \"x: $H/missing/f: Permission denied\" >&2;
+		echo \"x: $H/link: Permission denied\" >&2"
+	chmod 755 "$H"
+	out=$("$C" run --json -- sh -c "$lines")
+	expect_eq "control: a searchable directory is resolved" \
+		"fs|$H/there/f|1|inferred;fs|$H/there|1|inferred" "$(den <<<"$out")"
+	chmod 700 "$H"
+	out=$("$C" run --json -- sh -c "$lines")
+	expect_eq "an unsearchable directory: no existence or symlink target leaks" \
+		"fs|$H/link|1|inferred" "$(den <<<"$out")"
+	rm -rf "$H"
+fi
 finish

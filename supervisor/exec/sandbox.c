@@ -378,6 +378,12 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 	r = root ? corral_root_links_check("root", root, &checked_fd, err) : corral_cwd_links_check(err);
 	if (r < 0)
 		goto fail;
+	/*
+	 * The current directory as a root is reopened by name below: the
+	 * directory the process is in is what that name must still lead to.
+	 */
+	if (!root)
+		checked_fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (!root) {
 		cwd = getcwd(NULL, 0);
 		if (!cwd) {

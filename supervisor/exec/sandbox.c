@@ -332,42 +332,29 @@ static int build_filter(struct corral_sandbox *sb, struct corral_error *err)
 	return 0;
 }
 
-_public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_sandbox **out,
-				struct corral_error *err)
+/* provider "auto": the strongest that works here (docs/providers.md): docker when usable, else local. */
+static int choose_provider(struct corral_sandbox *sb, struct corral_error *err)
 {
-	struct corral_sandbox *sb;
+	struct corral_error derr = {};
+
+	sb->policy->provider = corral_docker_usable(sb->policy, &derr) == 0 ? CORRAL_PROVIDER_DOCKER
+									    : CORRAL_PROVIDER_LOCAL;
+	if (sb->policy->provider == CORRAL_PROVIDER_LOCAL &&
+	    asprintf(&sb->auto_why, "provider auto ran this with the local provider: %s", derr.message) < 0) {
+		sb->auto_why = NULL;
+		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+/* sb->root and sb->root_fd: the policy's root, or the current directory, proven not planted. */
+static int open_root(struct corral_sandbox *sb, struct corral_error *err)
+{
 	_cleanup_free_ char *cwd = NULL;
 	_cleanup_close_ int checked_fd = -1;
 	const char *root;
 	struct stat st;
 	int r;
-
-	if (!p || !out)
-		return corral_err(err, CORRAL_E_USAGE, EINVAL, "sandbox: no policy");
-	sb = calloc(1, sizeof(*sb));
-	if (!sb)
-		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
-	sb->root_fd = -1;
-	sb->audit_fd = -1;
-	sb->policy = corral_policy_dup(p);
-	if (!sb->policy) {
-		r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
-		goto fail;
-	}
-	if (sb->policy->provider == CORRAL_PROVIDER_AUTO) {
-		/* The strongest that works here (docs/providers.md): docker when usable, else local. */
-		struct corral_error derr = {};
-
-		sb->policy->provider = corral_docker_usable(sb->policy, &derr) == 0 ? CORRAL_PROVIDER_DOCKER
-										    : CORRAL_PROVIDER_LOCAL;
-		if (sb->policy->provider == CORRAL_PROVIDER_LOCAL &&
-		    asprintf(&sb->auto_why, "provider auto ran this with the local provider: %s", derr.message) < 0) {
-			sb->auto_why = NULL;
-			r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
-			goto fail;
-		}
-	}
-	sb->provider = sb->policy->provider;
 
 	/*
 	 * A root reached through a symlink another uid could have planted is
@@ -377,7 +364,7 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 	root = sb->policy->root;
 	r = root ? corral_root_links_check("root", root, &checked_fd, err) : corral_cwd_links_check(err);
 	if (r < 0)
-		goto fail;
+		return r;
 	/*
 	 * The current directory as a root is reopened by name below: the
 	 * directory the process is in is what that name must still lead to.
@@ -388,7 +375,7 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 		cwd = getcwd(NULL, 0);
 		if (!cwd) {
 			r = corral_err(err, CORRAL_E_SETUP, errno, "current directory: %s", corral_strerror(errno));
-			goto fail;
+			return r;
 		}
 		root = cwd;
 	}
@@ -396,7 +383,7 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 	if (!sb->root) {
 		r = corral_err(err, errno == ENOENT ? CORRAL_E_NOT_FOUND : CORRAL_E_SETUP, errno,
 			       "root %s: %s", root, corral_strerror(errno));
-		goto fail;
+		return r;
 	}
 	sb->root_fd = open(sb->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	/* Never 0..2 (a caller with one closed now): the child's stdio goes there before it enters the root. */
@@ -409,7 +396,7 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 	if (sb->root_fd < 0 || fstat(sb->root_fd, &st) < 0) {
 		r = corral_err(err, errno == ENOENT || errno == ENOTDIR ? CORRAL_E_NOT_FOUND : CORRAL_E_SETUP,
 			       errno, "root %s: %s", root, corral_strerror(errno));
-		goto fail;
+		return r;
 	}
 	if (checked_fd >= 0) {
 		struct stat cst;
@@ -418,58 +405,40 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 			r = corral_err(err, CORRAL_E_REFUSED, ELOOP,
 				       "root %s: changed while corral checked it (a symlink or directory swapped in the path); run again",
 				       root);
-			goto fail;
+			return r;
 		}
 		checked_fd = safe_close(checked_fd);
 	}
 
-	/* The audit log: opened now, so a path corral cannot append to is an error before anything runs. */
-	if (sb->policy->audit) {
-		int fd = corral_audit_open(sb->policy->audit, "audit", sb->root, sb->policy->fs.read_write.v,
-					   sb->policy->fs.read_write.n, err);
+	return 0;
+}
 
-		if (fd < 0) {
-			r = fd;
-			goto fail;
-		}
-		/* Never 0..2, as the root fd. */
-		if (fd < 3) {
-			int high = fcntl(fd, F_DUPFD_CLOEXEC, 3), e = errno;
+/* The audit log: opened now, so a path corral cannot append to is an error before anything runs. */
+static int open_audit(struct corral_sandbox *sb, struct corral_error *err)
+{
+	int fd = corral_audit_open(sb->policy->audit, "audit", sb->root, sb->policy->fs.read_write.v,
+				   sb->policy->fs.read_write.n, err);
 
-			safe_close(fd);
-			if (high < 0) {
-				r = corral_err(err, CORRAL_E_SETUP, e, "audit %s: %s", sb->policy->audit, corral_strerror(e));
-				goto fail;
-			}
-			fd = high;
-		}
-		sb->audit_fd = fd;
-		if (corral_audit_policy_sha256(sb->policy, sb->policy_sha256) < 0) {
-			r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
-			goto fail;
-		}
+	if (fd < 0)
+		return fd;
+	/* Never 0..2, as the root fd. */
+	if (fd < 3) {
+		int high = fcntl(fd, F_DUPFD_CLOEXEC, 3), e = errno;
+
+		safe_close(fd);
+		if (high < 0)
+			return corral_err(err, CORRAL_E_SETUP, e, "audit %s: %s", sb->policy->audit, corral_strerror(e));
+		fd = high;
 	}
+	sb->audit_fd = fd;
+	if (corral_audit_policy_sha256(sb->policy, sb->policy_sha256) < 0)
+		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+	return 0;
+}
 
-	sb->shell = sb->policy->shell;
-	if (!sb->shell && sb->provider != CORRAL_PROVIDER_DOCKER)
-		sb->shell = access("/bin/bash", X_OK) == 0 ? "/bin/bash" : "/bin/sh";
-
-	if (sb->provider == CORRAL_PROVIDER_DOCKER) {
-		r = corral_docker_prepare(sb->policy, sb->root, &sb->docker, err);
-		if (r < 0)
-			goto fail;
-		*out = sb;
-		return 0;
-	}
-
-	/* First: best-effort may turn "loopback" into "none" for every module below. */
-	corral_netns_posture(sb->policy, &sb->netns, &sb->posture);
-	corral_procns_posture(sb->policy, &sb->procns, &sb->posture);
-
-	r = corral_identity_decide(sb, err);
-	if (r < 0)
-		goto fail;
-
+/* Cgroups (as root), and how RLIMIT_NPROC is set where no pids cgroup bounds the tree. */
+static void plan_processes(struct corral_sandbox *sb)
+{
 	if (geteuid() == 0) {
 		corral_cgroup_detect(&sb->cg);
 		for (int i = 0; i < CORRAL_CG_MAX; i++)
@@ -506,6 +475,64 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 	}
 	sb->tmp_base = corral_tmp_base(sb->use_cgroups && (sb->cg.dir[CORRAL_CG_MEMORY] || sb->cg.v2_memory));
 
+}
+
+_public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_sandbox **out,
+				struct corral_error *err)
+{
+	struct corral_sandbox *sb;
+	int r;
+
+	if (!p || !out)
+		return corral_err(err, CORRAL_E_USAGE, EINVAL, "sandbox: no policy");
+	sb = calloc(1, sizeof(*sb));
+	if (!sb)
+		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+	sb->root_fd = -1;
+	sb->audit_fd = -1;
+	sb->policy = corral_policy_dup(p);
+	if (!sb->policy) {
+		r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+		goto fail;
+	}
+	if (sb->policy->provider == CORRAL_PROVIDER_AUTO) {
+		r = choose_provider(sb, err);
+		if (r < 0)
+			goto fail;
+	}
+	sb->provider = sb->policy->provider;
+
+	r = open_root(sb, err);
+	if (r < 0)
+		goto fail;
+
+	if (sb->policy->audit) {
+		r = open_audit(sb, err);
+		if (r < 0)
+			goto fail;
+	}
+
+	sb->shell = sb->policy->shell;
+	if (!sb->shell && sb->provider != CORRAL_PROVIDER_DOCKER)
+		sb->shell = access("/bin/bash", X_OK) == 0 ? "/bin/bash" : "/bin/sh";
+
+	if (sb->provider == CORRAL_PROVIDER_DOCKER) {
+		r = corral_docker_prepare(sb->policy, sb->root, &sb->docker, err);
+		if (r < 0)
+			goto fail;
+		*out = sb;
+		return 0;
+	}
+
+	/* First: best-effort may turn "loopback" into "none" for every module below. */
+	corral_netns_posture(sb->policy, &sb->netns, &sb->posture);
+	corral_procns_posture(sb->policy, &sb->procns, &sb->posture);
+
+	r = corral_identity_decide(sb, err);
+	if (r < 0)
+		goto fail;
+
+	plan_processes(sb);
 	r = corral_ll_plan_new(sb->policy, sb->root, &sb->posture, &sb->ll, err);
 	if (r < 0)
 		goto fail;

@@ -62,8 +62,7 @@ struct call {
 	size_t carry_len[2];    /* stream events: an incomplete UTF-8 sequence held back */
 	char carry[2][4];
 	json_t *final;          /* a finished call's result fields, for job_kill */
-	pthread_t thread;
-	bool joinable;
+	bool joinable;          /* its thread may still touch it (false: free to free) */
 	struct call *next;
 };
 
@@ -1085,7 +1084,6 @@ static void *call_main(void *arg)
 		run_file_tool(c);
 	call_finish(c);
 	pthread_mutex_lock(&s->lock);
-	pthread_detach(pthread_self());
 	c->joinable = false;
 	c->done = true;
 	s->n_threads--;
@@ -1314,9 +1312,25 @@ _public_ int corral_session_call(struct corral_session *s, const char *request, 
 	/* Before the thread exists, so "started" always comes before the result. */
 	if (c->background)
 		emit(s, event_new(id, "started", tag));
-	if (pthread_create(&c->thread, NULL, call_main, c) != 0) {
-		int e = errno;
+	/*
+	 * Detached from the start, its id kept in a local: once the thread
+	 * exists it may finish and free |c| (or a later call or trim_jobs may)
+	 * before pthread_create returns, and pthread_create stores the id into
+	 * its first argument last. Stored into c->thread, that store wrote into
+	 * freed memory, a SIGSEGV inside pthread_create when malloc had given
+	 * the page back. Nothing here touches |c| after a successful create.
+	 */
+	pthread_attr_t attr;
+	pthread_t thread;
+	int e = pthread_attr_init(&attr);
 
+	if (e == 0) {
+		e = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		if (e == 0)
+			e = pthread_create(&thread, &attr, call_main, c);
+		pthread_attr_destroy(&attr);
+	}
+	if (e != 0) {
 		pthread_mutex_lock(&s->lock);
 		c->running = false;
 		c->joinable = false;

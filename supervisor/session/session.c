@@ -63,6 +63,7 @@ struct call {
 	char carry[2][4];
 	json_t *final;          /* a finished call's result fields, for job_kill */
 	bool joinable;          /* its thread may still touch it (false: free to free) */
+	unsigned waiters;       /* job_kill calls waiting for it to end: not trimmed */
 	struct call *next;
 };
 
@@ -955,18 +956,28 @@ static void run_file_tool(struct call *c)
 	free(cwd);
 }
 
-/* Keep at most JOBS_KEPT finished background jobs (s->lock held). */
+/* A finished background job nobody waits on: its record may be freed (s->lock held). */
+static bool trimmable(const struct call *c)
+{
+	return !c->running && !c->joinable && !c->waiters;
+}
+
+/*
+ * Keep at most JOBS_KEPT finished background jobs (s->lock held). A job a
+ * job_kill waits on is kept: it is usually the oldest, and job_kill reads
+ * it after the wait (it trims when done).
+ */
 static void trim_jobs(struct corral_session *s)
 {
 	unsigned n = 0;
 
 	for (struct call *c = s->calls; c; c = c->next)
-		n += !c->running && !c->joinable;
+		n += trimmable(c);
 	while (n > JOBS_KEPT) {
 		struct call *last = NULL;
 
 		for (struct call *c = s->calls; c; c = c->next)
-			if (!c->running && !c->joinable)
+			if (trimmable(c))
 				last = c;
 		if (!last)
 			break;
@@ -1150,8 +1161,10 @@ static void tool_job(struct corral_session *s, json_t *id, json_t *tag, json_t *
 		if (c->running) {
 			c->cancelled = true;
 			ssize_t _unused_ n = write(c->cancel_fd, &one, sizeof(one));
+			c->waiters++;
 			while (!c->done)
 				pthread_cond_wait(&s->cond, &s->lock);
+			c->waiters--;
 		}
 		ev = event_new(id, "result", tag);
 		json_object_set(ev, "job", c->id);
@@ -1163,6 +1176,7 @@ static void tool_job(struct corral_session *s, json_t *id, json_t *tag, json_t *
 				if (strcmp(k, "id") && strcmp(k, "event") && strcmp(k, "tag"))
 					json_object_set(ev, k, val);
 		}
+		trim_jobs(s);
 		pthread_mutex_unlock(&s->lock);
 		emit(s, ev);
 		return;

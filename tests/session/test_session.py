@@ -81,6 +81,7 @@ def main():
         run_loopback(root)
         run_storm(root)
         run_burst(root)
+        run_kill_oldest(root)
         run_cwd(root, outside)
     finally:
         shutil.rmtree(base, ignore_errors=True)
@@ -531,6 +532,28 @@ def run_burst(root):
     rc = s.close()
     check("burst control: list_dir answers, read_file of a missing file is an error, exit 0",
           r1.get("event") == "result" and r2.get("event") == "error" and rc == 0, (r1, r2, rc))
+
+
+def run_kill_oldest(root):
+    # job_kill of a running job while 64 finished jobs are kept (the session's limit): when the killed job
+    # ends it is the oldest finished one, and its own thread trimmed (freed) it while job_kill still waited
+    # on it, so job_kill read freed memory and the session died with SIGSEGV.
+    s = Session(CORRAL, root)
+    s.send({"id": "old", "tool": "bash", "command": "sleep 30", "background": True})
+    done = 0
+    for i in range(70):
+        s.send({"id": "j%d" % i, "tool": "exec", "argv": ["/bin/true"], "background": True})
+        done += s.wait("j%d" % i).get("exit_status") == 0
+    try:
+        r = s.call("job_kill", job="old")
+        st = s.call("status")
+    except (EOFError, TimeoutError) as e:
+        r, st = {"died": str(e)[:200]}, {}
+    rc = s.close()
+    check("job_kill of the oldest job with 64 finished jobs kept: its result, session alive, exit 0",
+          done == 70 and r.get("job") == "old" and r.get("ended_by") == "cancelled" and r.get("signal") == 9
+          and st.get("event") == "result" and rc == 0, (done, str(r)[:300], rc))
+    check("finished jobs trimmed to 64 after that job_kill", len(st.get("jobs", [])) == 64, st.get("jobs"))
 
 
 def run_cwd(root, outside):

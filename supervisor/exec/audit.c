@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "internal/json-text.h"
 #include "internal/sha256.h"
 #include "internal/timefmt.h"
 #include "internal/utf8.h"
@@ -80,40 +81,10 @@ int corral_audit_policy_sha256(const struct corral_policy *p, char hex[65])
 	return 0;
 }
 
-/* |s| as a JSON string, invalid UTF-8 replaced by U+FFFD (jansson takes only valid text). */
+/* |s| as a JSON string (null for NULL), invalid UTF-8 replaced by U+FFFD. */
 static json_t *text(const char *s)
 {
-	const unsigned char *u = (const unsigned char *)s;
-	size_t len, o = 0;
-	char *buf;
-	json_t *j;
-
-	if (!s)
-		return json_null();
-	len = strlen(s);
-	j = json_stringn(s, len);
-	if (j)
-		return j;
-	buf = malloc(len * 3 + 1);
-	if (!buf)
-		return NULL;
-	for (size_t i = 0; i < len;) {
-		size_t bad;
-		int n = corral_utf8_seq(u + i, len - i, &bad);
-
-		if (n > 0) {
-			memcpy(buf + o, u + i, (size_t)n);
-			o += (size_t)n;
-			i += (size_t)n;
-		} else {
-			memcpy(buf + o, "\xEF\xBF\xBD", 3);
-			o += 3;
-			i += bad;
-		}
-	}
-	j = json_stringn(buf, o);
-	free(buf);
-	return j;
+	return s ? corral_json_text(s, strlen(s)) : json_null();
 }
 
 /* Milliseconds rounded to microseconds, printed without binary noise (JSON_REAL_PRECISION). */

@@ -91,37 +91,6 @@ struct corral_session {
 
 /* ------------------------------------------------------------ helpers */
 
-json_t *corral_json_text(const char *s, size_t len)
-{
-	const unsigned char *u = (const unsigned char *)s;
-	json_t *j;
-	char *buf;
-	size_t o = 0;
-
-	j = json_stringn(s ? s : "", s ? len : 0);
-	if (j)
-		return j;
-	buf = malloc(len * 3 + 1);
-	if (!buf)
-		return NULL;
-	for (size_t i = 0; i < len;) {
-		size_t bad;
-		int n = corral_utf8_seq(u + i, len - i, &bad);
-
-		if (n > 0) {
-			memcpy(buf + o, s + i, (size_t)n);
-			o += (size_t)n;
-			i += (size_t)n;
-		} else {
-			memcpy(buf + o, "\xEF\xBF\xBD", 3);
-			o += 3;
-			i += bad ? bad : 1;
-		}
-	}
-	j = json_stringn(buf, o);
-	free(buf);
-	return j;
-}
 
 static void iso_now(char out[48])
 {
@@ -744,21 +713,6 @@ static int write_script(struct corral_session *s, const char *name, const char *
 	return 0;
 }
 
-static const char *ended_by(const struct corral_result *r, bool cancelled)
-{
-	if (cancelled)
-		return "cancelled";
-	if (r->timed_out)
-		return "timeout";
-	if (r->signal == SIGXCPU)
-		return "cpu";
-	if (r->signal == SIGXFSZ)
-		return "file_size";
-	if (r->signal)
-		return "signal";
-	return "exit";
-}
-
 static void run_command(struct call *c)
 {
 	struct corral_session *s = c->s;
@@ -874,7 +828,7 @@ static void run_command(struct call *c)
 				json_object_set(ev, k, val);
 			}
 		if (!json_object_get(ev, "ended_by"))
-			json_object_set_new(ev, "ended_by", json_string(ended_by(&res, tc.cancelled)));
+			json_object_set_new(ev, "ended_by", json_string(corral_template_ended_by(&res, tc.cancelled)));
 		else if (tc.cancelled)
 			json_object_set_new(ev, "ended_by", json_string("cancelled"));
 		if (!json_object_get(ev, "started_at"))
@@ -891,7 +845,7 @@ static void run_command(struct call *c)
 			free(now);
 		}
 		json_decref(rj);
-		audit(s, c, &res, res.ended_by ? res.ended_by : ended_by(&res, tc.cancelled), cwd, NULL, NULL);
+		audit(s, c, &res, res.ended_by ? res.ended_by : corral_template_ended_by(&res, tc.cancelled), cwd, NULL, NULL);
 		pthread_mutex_lock(&s->lock);
 		json_decref(c->final);
 		c->final = json_deep_copy(ev);

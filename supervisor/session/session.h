@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "corral.h"
+#include "internal/json-text.h"
 
 /* Longest request line accepted (write_file content travels in it). */
 #define CORRAL_SESSION_LINE_MAX (16u << 20)
@@ -73,7 +74,5 @@ struct corral_request {
 int corral_request_parse(const char *line, size_t len, struct corral_request *r, struct corral_tool_err *e);
 void corral_request_clear(struct corral_request *r);
 
-/* |len| bytes as a JSON string with invalid UTF-8 replaced by U+FFFD. */
-json_t *corral_json_text(const char *s, size_t len);
 
 #endif

@@ -811,7 +811,7 @@ static void cap_add(struct corral_stream *st, const char *d, size_t n)
 	}
 }
 
-static const char *ended_by_of(const struct corral_result *r, bool cancelled)
+const char *corral_template_ended_by(const struct corral_result *r, bool cancelled)
 {
 	if (cancelled)
 		return "cancelled";
@@ -1089,7 +1089,7 @@ int corral_template_exec(struct corral_template *t, struct corral_tcall *c, stru
 	corral_stream_finish(&cap[0], &res->stdout_buf, &res->stdout_len, &res->stdout_truncated, &res->stdout_bytes);
 	corral_stream_finish(&cap[1], &res->stderr_buf, &res->stderr_len, &res->stderr_truncated, &res->stderr_bytes);
 	res->leftovers_killed = (unsigned)c->leftovers;
-	res->ended_by = ended_by_of(res, c->cancelled);
+	res->ended_by = corral_template_ended_by(res, c->cancelled);
 out:
 	corral_stream_free(&cap[0]);
 	corral_stream_free(&cap[1]);

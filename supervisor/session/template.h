@@ -60,4 +60,7 @@ struct corral_tcall {
 int corral_template_exec(struct corral_template *t, struct corral_tcall *c, struct corral_result *res,
 			 struct corral_error *err);
 
+/* What ended a call, from its result: cancelled, timeout, cpu, file_size, signal or exit. */
+const char *corral_template_ended_by(const struct corral_result *r, bool cancelled);
+
 #endif

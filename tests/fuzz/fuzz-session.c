@@ -49,11 +49,3 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	corral_request_clear(&r);
 	return 0;
 }
-
-/* corral_json_text without the rest of the session (the target links request.c alone). */
-json_t *corral_json_text(const char *s, size_t len)
-{
-	json_t *j = json_stringn(s, len);
-
-	return j ? j : json_string("\xef\xbf\xbd");
-}

@@ -150,7 +150,14 @@ rss=$(prun --json -- "$PY" -c 'b = bytearray(64 << 20); b[::4096] = b"x" * (len(
 # -- the process limit stays exact: sh and 4 children under --procs 5
 for m in host private; do
 	out=$(crun --proc $m --procs 5 -- sh -c 'n=0; for i in 1 2 3 4 5 6; do sleep 1 & n=$((n+1)); echo $n; done; kill $(jobs -p)' 2>/dev/null | tail -1)
-	[ "$out" = 4 ] && ok "--proc $m: --procs 5 allows sh and 4 children" || bad "--proc $m: --procs 5 started $out children"
+	# Unprivileged under proc "host", RLIMIT_NPROC is set relative to the
+	# uid's task count taken before the run (docs/threat-model.md): a task
+	# of nobody's that ends in between (the previous test's) leaves one more.
+	if [ "$out" = 4 ] || { [ "$m" = host ] && ! is_root && [ "$out" = 5 ]; }; then
+		ok "--proc $m: --procs 5 allows sh and 4 children ($out)"
+	else
+		bad "--proc $m: --procs 5 started $out children"
+	fi
 done
 
 # -- corral check: the proc-private canary holds, and sees the outside process under --proc host

@@ -3,17 +3,56 @@
 # the invoking user), then the security suites again as the unprivileged
 # user nobody, then an ASan+UBSan build of the unit suite, then the fuzzers
 # of the untrusted-input parsers, sharing $CORRAL_FUZZ_SECONDS (default 60).
-# Prints one closing line
+# Ends with what failed (each step, and each test of a meson step by
+# name), what passed only on a retry (flaky, named), and one closing line
 # "N passed, N failed".
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 fuzz_seconds=${CORRAL_FUZZ_SECONDS:-60}
 passed=0 failed=0
+failures=() flaky=()
 log() { printf '\n== %s\n' "$*"; }
 step() { # name, command...
   local name=$1; shift
   log "$name"
-  if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAILED: $name"; fi
+  if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); failures+=("$name"); echo "FAILED: $name"; fi
+}
+# The tests a meson run recorded as failed: its JSON log, one name a line.
+failed_tests() { # build dir, log base
+  python3 - "$1/meson-logs/$2.json" <<'PY'
+import json, sys
+try:
+    lines = open(sys.argv[1]).read().splitlines()
+except OSError:
+    sys.exit(0)
+for line in lines:
+    t = json.loads(line)
+    if t.get("result") not in ("OK", "SKIP", "EXPECTEDFAIL"):
+        print(t["name"])
+PY
+}
+# A meson step: run the tests; a test that fails is run once more, alone.
+# One that passes then counts as passed but is named as flaky in the
+# summary (a flake is a bug to fix, not to hide); one that fails again
+# fails the step, and the summary names it.
+meson_step() { # name, build dir, log base, meson test arguments...
+  local name=$1 dir=$2 base=$3 t again=()
+  shift 3
+  log "$name"
+  if meson test -C "$dir" --logbase "$base" "$@"; then passed=$((passed + 1)); return; fi
+  mapfile -t again < <(failed_tests "$dir" "$base")
+  if [ ${#again[@]} -eq 0 ]; then
+    failed=$((failed + 1)); failures+=("$name"); echo "FAILED: $name"; return
+  fi
+  log "$name: running again, alone: ${again[*]}"
+  if meson test -C "$dir" --logbase "$base-again" "$@" --num-processes 1 "${again[@]}"; then
+    passed=$((passed + 1))
+    for t in "${again[@]}"; do flaky+=("$name: $t"); done
+    return
+  fi
+  failed=$((failed + 1))
+  for t in $(failed_tests "$dir" "$base-again"); do failures+=("$name: $t"); done
+  echo "FAILED: $name"
 }
 
 # The unprivileged pass needs the tree readable by nobody: work on a copy
@@ -34,7 +73,7 @@ rm -rf "$build" "$asan"
 step "configure (-Werror)" meson setup "$build" --werror -Dtests=enabled
 step "build" ninja -C "$build"
 step "README example (scripts/demo.sh)" env CORRAL="$src/$build/corral" bash scripts/demo.sh
-step "all suites" meson test -C "$build" --print-errorlogs --num-processes 2
+meson_step "all suites" "$build" all --print-errorlogs --num-processes 2
 if [ "$(id -u)" = 0 ]; then
   chmod -R a+rX "$build"
   suites=()
@@ -45,7 +84,7 @@ if [ "$(id -u)" = 0 ]; then
     # One test at a time: unprivileged, --procs is counted against every
     # process of uid nobody on the host (RLIMIT_NPROC), so parallel tests
     # as nobody would eat each other's budget.
-    step "security suites as nobody" meson test -C "$build" --print-errorlogs --num-processes 1 \
+    meson_step "security suites as nobody" "$build" nobody --print-errorlogs --num-processes 1 \
       --wrapper "$src/tests/as-nobody.sh" "${suites[@]}"
   fi
 fi
@@ -55,8 +94,8 @@ step "build ASan+UBSan" ninja -C "$asan"
 # unit and kernel suites under the sanitizers. The black-box suites are
 # left out here: they run the sanitized corral with RLIMIT_AS applied in
 # the child before execve, and ASan's shadow mappings cannot live under it.
-step "unit and kernel suites under ASan+UBSan" env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-  meson test -C "$asan" --print-errorlogs --suite unit --suite kernel
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  meson_step "unit and kernel suites under ASan+UBSan" "$asan" sanitized --print-errorlogs --suite unit --suite kernel
 # The parsers of untrusted input, each fuzzed for a share of
 # $CORRAL_FUZZ_SECONDS: the policy parser half, the mediation's decoder,
 # the session request parser and the MCP translation a sixth each. A fuzzer the
@@ -82,5 +121,7 @@ fuzz "MCP translation" fuzz-mcp tests/fuzz/corpus-mcp "$share" -max_len=65536
 step "bench smoke" bash bench/run.sh --smoke --build "$build"
 
 echo
+for f in "${flaky[@]}"; do echo "FLAKY (failed, then passed alone): $f"; done
+for f in "${failures[@]}"; do echo "FAILED: $f"; done
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -371,14 +371,20 @@ class CloseTest(unittest.TestCase):
 
 class PipInstallTest(unittest.TestCase):
     def test_pip_install_into_a_venv(self):
+        # offline (--no-index --no-build-isolation): the build backend comes
+        # from the system, setuptools >= 61 (pyproject metadata) and wheel
         try:
             import ensurepip  # noqa: F401
-            import setuptools  # noqa: F401
             import venv  # noqa: F401
+
+            import setuptools
+            import wheel  # noqa: F401
+            if int(setuptools.__version__.split(".")[0]) < 61:
+                raise ImportError("setuptools %s is older than 61" % setuptools.__version__)
         except ImportError as e:
             if MUST_WORK:
                 raise
-            self.skipTest("%s (python3-venv, python3-setuptools: scripts/install-deps.sh)" % e)
+            self.skipTest("%s (python3-venv, python3-setuptools, python3-wheel: scripts/install-deps.sh)" % e)
         tmp = tempfile.mkdtemp(prefix="corral-pyclient-pip.")
         root = make_root()
         try:

@@ -22,7 +22,8 @@ from .results import (RESULT_TYPES, CallId, CallTimeout, CorralError, DirListing
 OutputCallback = Callable[[str, str], None]
 """Called with (stream, data) for each piece of output of a streamed
 call ("stdout" or "stderr", whole UTF-8 characters), from the reader
-thread, before the call's result."""
+thread, before the call's result. It must return quickly and not wait
+for a call's result (that result would come through the same thread)."""
 
 LINE_MAX = 16 << 20  # the session's limit on one request line
 
@@ -47,6 +48,9 @@ class Call:
         refused the call or the tool failed, ``CallTimeout`` if no answer
         came within ``timeout`` seconds (the call goes on: ``cancel()``
         ends it), ``SessionClosed`` if the session ended first."""
+        if threading.current_thread() is self.session._reader and not self.done():
+            raise RuntimeError("an on_output callback runs in the session's reader thread and must not wait for "
+                               "a call (start it, or hand the work to another thread)")
         try:
             return self._future.result(timeout)
         except concurrent.futures.TimeoutError:
@@ -227,8 +231,12 @@ class Session:
         with self._lock:
             self._closed = True
             calls, self._pending = list(self._pending.values()), {}
-        rc = self._proc.poll()
-        why = "corral session ended" + (" (exit status %d)" % rc if rc is not None else "")
+        try:
+            rc: Optional[int] = self._proc.wait(2)  # stdout's end comes just before the exit
+        except subprocess.TimeoutExpired:
+            rc = None
+        why = "corral session ended" + ("" if rc is None else " (exit status %d)" % rc if rc >= 0 else
+                                        " (exit status %d: killed by signal %d)" % (128 - rc, -rc))
         tail = self._stderr_text()
         for c in calls:
             if not c._future.done():

@@ -101,7 +101,8 @@ export interface StartOptions {
   options?: string[];
   /** the corral program (default 'corral') */
   corral?: string;
-  env?: NodeJS.ProcessEnv;
+  /** the environment of corral (default: this process's) */
+  env?: Record<string, string | undefined>;
 }
 
 export class Job {

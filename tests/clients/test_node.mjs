@@ -87,6 +87,9 @@ test('every tool', () => withSession(async (s, root) => {
   const b = await s.bash('cd src && wc -l < a.txt && echo oops >&2; exit 3');
   assert.deepEqual([b.exit_status, b.ended_by, b.stdout.trim(), b.stderr, b.cwd], [3, 'exit', '4', 'oops\n', 'src']);
   assert.deepEqual(b.denials, []);
+  assert.equal((await s.bash('tr a-z A-Z', { stdin: 'piped\n' })).stdout, 'PIPED\n');
+  const clipped = await s.exec(['head', '-c', '100000', '/dev/zero'], { maxOutput: 1000 });
+  assert.deepEqual([clipped.stdout_truncated, clipped.stdout_bytes], [true, 100000]);
   const e = await s.exec(['cat', 'a.txt']);
   assert.deepEqual([e.exit_status, e.stdout], [0, '1\n2\nthree\n2\n']);
   const job = await s.bashBackground('echo started; while sleep 0.05; do echo tick; done');

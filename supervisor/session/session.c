@@ -815,7 +815,7 @@ static void run_command(struct call *c)
 	}
 	{
 		char *text = corral_result_json(&res);
-		json_t *rj = text ? json_loads(text, 0, NULL) : NULL, *ev = event_new(c->id, "result",
+		json_t *rj = text ? json_loads(text, JSON_ALLOW_NUL, NULL) : NULL, *ev = event_new(c->id, "result",
 										       json_object_get(req, "tag"));
 		const char *k;
 		json_t *val;

@@ -18,8 +18,8 @@
  * Without the channel it does not run the command (exit 125).
  *
  * In a session's long-lived container (supervisor/docker/session.c) it is
- * also the container's idle main process (`--corral-idle`: tini runs it, it
- * pauses) and the parent of each call (`--corral-session SOCKET COMMAND...`,
+ * also the container's main process (`--corral-idle`: pid 1, reaping
+ * orphans) and the parent of each call (`--corral-session SOCKET COMMAND...`,
  * run by `docker exec`): it connects to the call's SOCKET, forks the
  * command into a process group of its own, and reports on the socket
  * "W wait-status" and "L leftovers" (processes of the group still alive
@@ -250,8 +250,22 @@ int main(int argc, char **argv)
 		return 125;
 	}
 	if (strcmp(argv[1], "--corral-idle") == 0) {
-		for (;;)
-			pause();
+		/*
+		 * The session container's pid 1 (no tini): a namespace's init
+		 * gets no signal it has no handler for from inside, so a call's
+		 * `kill -9 -1` cannot end the session. It reaps the orphans.
+		 */
+		sigset_t chld;
+		int sig;
+
+		sigemptyset(&chld);
+		sigaddset(&chld, SIGCHLD);
+		(void)sigprocmask(SIG_BLOCK, &chld, NULL);
+		for (;;) {
+			(void)sigwait(&chld, &sig);
+			while (waitpid(-1, NULL, WNOHANG) > 0)
+				;
+		}
 	}
 	if (strcmp(argv[1], "--corral-session") == 0) {
 		if (argc < 4) {

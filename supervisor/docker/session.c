@@ -6,8 +6,8 @@
  * confinement as `corral run --provider docker`: read-only image, no
  * capabilities, no-new-privileges, the root at /workspace, the network,
  * limits and labels), plus the session's state directory mounted at
- * CORRAL_DOCKER_SESSION_DIR; its main process is the exec helper idling
- * under tini. A guardian (guardian.c) removes the container if corral
+ * CORRAL_DOCKER_SESSION_DIR; its main process (pid 1) is the exec helper,
+ * idling and reaping. A guardian (guardian.c) removes the container if corral
  * dies.
  *
  * exec (per call): the Engine API's exec create and start on the daemon's
@@ -226,8 +226,8 @@ static const char *api_message(json_t *j)
 
 /* ------------------------------------------------------------ the state directory */
 
-/* Remove the files of |dir_fd|'s subdirectory |name|, then it. */
-static void remove_subdir(int dir_fd, const char *name)
+/* Remove |dir_fd|'s subdirectory |name| and what it holds, |depth| levels down (never following a symlink). */
+static void remove_subdir(int dir_fd, const char *name, int depth)
 {
 	int fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -237,8 +237,9 @@ static void remove_subdir(int dir_fd, const char *name)
 		safe_close(fd);
 	} else {
 		while ((de = readdir(d)))
-			if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-				(void)unlinkat(dirfd(d), de->d_name, 0);
+			if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
+			    unlinkat(dirfd(d), de->d_name, 0) < 0 && errno == EISDIR && depth > 0)
+				remove_subdir(dirfd(d), de->d_name, depth - 1);
 		closedir(d);
 	}
 	(void)unlinkat(dir_fd, name, AT_REMOVEDIR);
@@ -287,9 +288,14 @@ static int run_container(struct corral_dsession *ds, const char *session_id, str
 	    dk_add_mount(&a, ds->run.dir, CORRAL_DOCKER_SESSION_DIR, false) < 0 || strv_add(&a, "-w") < 0 ||
 	    strv_add(&a, CORRAL_DOCKER_WORKDIR) < 0)
 		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
-	/* The provider's plan, from --pull to the image (plan.c), then the idle helper. */
+	/*
+	 * The provider's plan, from --pull to the image (plan.c), then the
+	 * idle helper as pid 1 in place of tini (--init): as the namespace's
+	 * init it is immune to a call's `kill -9 -1`, which would end tini's
+	 * only child and with it the container.
+	 */
 	for (size_t i = 0; i < d->opts.n; i++)
-		if (strv_add(&a, d->opts.v[i]) < 0)
+		if (strcmp(d->opts.v[i], "--init") != 0 && strv_add(&a, d->opts.v[i]) < 0)
 			return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
 	if (strv_add(&a, CORRAL_DOCKER_HELPER) < 0 || strv_add(&a, "--corral-idle") < 0)
 		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
@@ -390,8 +396,8 @@ void corral_dsession_stop(struct corral_dsession *ds, struct corral_template *t)
 		dk_guardian_stop(&ds->g);
 	}
 	if (ds->dir_fd >= 0) {
-		remove_subdir(ds->dir_fd, ".corral");
-		remove_subdir(ds->dir_fd, "st");
+		remove_subdir(ds->dir_fd, ".corral", 8);
+		remove_subdir(ds->dir_fd, "st", 0);
 		safe_close(ds->dir_fd);
 	}
 	if (ds->run.dir[0])
@@ -407,6 +413,9 @@ struct dcall {
 	char exec_id[80];
 	pid_t exec_pid;            /* the exec's process as the host sees it (0: not yet known) */
 	int lsn, st;               /* the call's listening status socket; the helper's connection */
+	int pending[8];            /* connections not yet matched against the exec's pid */
+	pid_t pending_pid[8];
+	size_t n_pending;
 	char sock[160];
 	char rep[512];
 	size_t rep_len;
@@ -433,8 +442,12 @@ static pid_t exec_pid(struct dcall *x)
 	return x->exec_pid;
 }
 
-/* A connection on the status socket: kept when its peer is the exec's own process, else closed. */
-static void take_connection(struct dcall *x)
+/*
+ * Connections on the status socket, held until the daemon tells the
+ * exec's pid (it may learn it a moment after the process runs): the one
+ * whose peer is the exec's own process is kept, every other one closed.
+ */
+static void take_connections(struct dcall *x)
 {
 	for (;;) {
 		int fd = accept4(x->lsn, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
@@ -442,18 +455,24 @@ static void take_connection(struct dcall *x)
 		socklen_t l = sizeof(cr);
 
 		if (fd < 0)
-			return;
-		if (x->st < 0 && getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &l) == 0 && cr.pid > 0) {
-			/* The daemon may learn the pid a moment after the process runs. */
-			for (int i = 0; i < 50 && exec_pid(x) <= 0; i++)
-				nanosleep(&(struct timespec){ .tv_nsec = 2 * 1000 * 1000 }, NULL);
-			if (cr.pid == x->exec_pid) {
-				x->st = fd;
-				continue;
-			}
+			break;
+		if (x->st >= 0 || x->n_pending >= ARRAY_SIZE(x->pending) ||
+		    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &l) < 0 || cr.pid <= 0) {
+			safe_close(fd);
+			continue;
 		}
-		safe_close(fd);
+		x->pending[x->n_pending] = fd;
+		x->pending_pid[x->n_pending++] = cr.pid;
 	}
+	if (x->st >= 0 || !x->n_pending || exec_pid(x) <= 0)
+		return;
+	for (size_t i = 0; i < x->n_pending; i++) {
+		if (x->st < 0 && x->pending_pid[i] == x->exec_pid)
+			x->st = x->pending[i];
+		else
+			safe_close(x->pending[i]);
+	}
+	x->n_pending = 0;
 }
 
 static void cap_add(struct corral_stream *s, const char *d, size_t n)
@@ -682,6 +701,8 @@ static void call_loop(struct dcall *x, int conn, struct corral_result *res, bool
 		if (!*killed && c->cancel_fd >= 0)
 			ik = np, pf[np++] = (struct pollfd){ .fd = c->cancel_fd, .events = POLLIN };
 		tmo = *killed ? 200 : (int)(deadline - now) + 1;
+		if (x->n_pending && tmo > 5)
+			tmo = 5; /* the daemon may not know the exec's pid yet: ask again soon */
 		if (report_at && tmo > DRAIN_MS)
 			tmo = DRAIN_MS;
 		if (poll(pf, (nfds_t)np, tmo) < 0 && errno != EINTR)
@@ -706,8 +727,8 @@ static void call_loop(struct dcall *x, int conn, struct corral_result *res, bool
 				(void)shutdown(conn, SHUT_WR);
 			}
 		}
-		if (il >= 0 && pf[il].revents) {
-			take_connection(x);
+		if ((il >= 0 && pf[il].revents) || x->n_pending) {
+			take_connections(x);
 			if (x->st >= 0 && *killed)
 				kill_call(x);
 		}
@@ -729,6 +750,36 @@ static void call_loop(struct dcall *x, int conn, struct corral_result *res, bool
 		}
 	}
 	res->wall_ms = (double)corral_now_ms() - start;
+}
+
+/*
+ * No report and no kill of ours: the helper never ran (the container is
+ * gone), or it ran and was killed (a call's `kill -9 -1` reaches every
+ * call's processes): then the exec's own status stands, with a warning.
+ */
+static int unreported(struct dcall *x, struct corral_result *res, struct corral_error *err)
+{
+	char path[160];
+	json_t *j = NULL;
+	long code = -1;
+
+	snprintf(path, sizeof(path), "/exec/%s/json", x->exec_id);
+	if (api_call(x->ds->d->sock, "GET", path, NULL, &j) == 200)
+		code = (long)json_integer_value(json_object_get(j, "ExitCode"));
+	json_decref(j);
+	if (x->st < 0 || code < 0)
+		return corral_err(err, CORRAL_E_PROVIDER, EIO,
+				  "docker session: the container did not run the command (exec exited %ld); "
+				  "the session's container %s may be gone", code, x->ds->run.name);
+	if (code > 128 && code <= 128 + 64) {
+		res->signal = (int)(code - 128);
+	} else {
+		res->exited = true;
+		res->exit_status = (int)code;
+	}
+	return corral_docker_add_warning(res, "the call's exec helper was killed before it reported (a process of "
+					 "another call, kill -1?): the status is the helper's, and what the command "
+					 "left running was not counted", err);
 }
 
 int corral_dsession_exec(struct corral_dsession *ds, struct corral_tcall *c, struct corral_result *res,
@@ -766,22 +817,26 @@ int corral_dsession_exec(struct corral_dsession *ds, struct corral_tcall *c, str
 	if (r >= 0) {
 		r = 0;
 		call_loop(&x, conn, res, &killed);
-		if (x.st < 0)
-			take_connection(&x);
-		reported = take_report(&x, res, &st);
-		if (!reported && !killed) {
-			char path[160];
-			json_t *j = NULL;
-			long code = -1;
-
-			snprintf(path, sizeof(path), "/exec/%s/json", x.exec_id);
-			if (api_call(ds->d->sock, "GET", path, NULL, &j) == 200)
-				code = (long)json_integer_value(json_object_get(j, "ExitCode"));
-			json_decref(j);
-			r = corral_err(err, CORRAL_E_PROVIDER, EIO,
-				       "docker session: the container did not run the command (exec exited %ld); "
-				       "the session's container %s may be gone", code, ds->run.name);
+		for (int i = 0; x.st < 0 && i < 100 && (i == 0 || x.n_pending); i++) {
+			if (i)
+				nanosleep(&(struct timespec){ .tv_nsec = 5 * 1000 * 1000 }, NULL);
+			take_connections(&x);
 		}
+		/* The helper's report, when the loop ended before it was read (its connection matched late). */
+		while (x.st >= 0 && !x.rep_eof && x.rep_len < sizeof(x.rep) - 1) {
+			struct pollfd pf = { .fd = x.st, .events = POLLIN };
+			ssize_t n;
+
+			if (poll(&pf, 1, 1000) <= 0)
+				break;
+			n = read(x.st, x.rep + x.rep_len, sizeof(x.rep) - 1 - x.rep_len);
+			if (n <= 0)
+				break;
+			x.rep_len += (size_t)n;
+		}
+		reported = take_report(&x, res, &st);
+		if (!reported && !killed)
+			r = unreported(&x, res, err);
 	}
 	if (r == 0) {
 		/* A deadline or cancel that came after the command had ended on its own changed nothing. */
@@ -823,6 +878,8 @@ int corral_dsession_exec(struct corral_dsession *ds, struct corral_tcall *c, str
 	corral_stream_free(&x.cap[1]);
 	safe_close(x.st);
 	safe_close(x.lsn);
+	for (size_t i = 0; i < x.n_pending; i++)
+		safe_close(x.pending[i]);
 	if (x.sock[0])
 		(void)unlink(x.sock);
 	return r;

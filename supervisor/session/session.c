@@ -1098,6 +1098,8 @@ static void tool_status(struct corral_session *s, json_t *id, json_t *tag)
 	json_object_set_new(ev, "session_id", json_string(s->session_id));
 	json_object_set_new(ev, "root", json_string(s->sb->root));
 	json_object_set_new(ev, "template_pid", json_integer(s->t.pid));
+	if (s->docker)
+		json_object_set_new(ev, "container", json_string(corral_dsession_container(s->docker)));
 	pthread_mutex_unlock(&s->lock);
 	emit(s, ev);
 }

@@ -52,6 +52,14 @@ def containers(session_id):
     return out.stdout.split()
 
 
+def state_dirs():
+    """The sessions' state directories (supervisor/docker/session.c: XDG_RUNTIME_DIR when usable, else /tmp)."""
+    base = os.environ.get("XDG_RUNTIME_DIR", "")
+    if not (base.startswith("/") and len(base) <= 40 and os.access(base, os.W_OK | os.X_OK)):
+        base = "/tmp"
+    return {os.path.join(base, d) for d in os.listdir(base) if d.startswith("corral-dsession.")}
+
+
 def session(root, *opts):
     return Session(CORRAL, root, "--provider", "docker", "--image", IMAGE, *opts)
 
@@ -97,10 +105,13 @@ def main():
 
 
 def run_core(root, outside):
+    dirs0 = state_dirs()
     s = session(root)
     st = s.call("status", wait_s=60)
     sid = st.get("session_id", "")
-    check("status answers", st.get("event") == "result" and st.get("cwd") == ".", st)
+    check("status answers, naming the container", st.get("event") == "result" and st.get("cwd") == "."
+          and st.get("container", "").startswith("corral-s-"), st)
+    check("a state directory while the session runs", len(state_dirs() - dirs0) == 1, state_dirs() - dirs0)
     check("one container, labelled with the session", len(containers(sid)) == 1, (sid, containers(sid)))
 
     r = s.call("exec", argv=["echo", "hi"])
@@ -198,6 +209,7 @@ def run_core(root, outside):
     while time.monotonic() < deadline and containers(sid):
         time.sleep(0.1)
     check("end of stdin: the container is gone", not containers(sid), containers(sid))
+    check("end of stdin: the state directory is removed", not (state_dirs() - dirs0), state_dirs() - dirs0)
 
 
 def run_calls(root):
@@ -231,6 +243,15 @@ def run_calls(root):
     check("8 overlapping calls run at once, each with its own output",
           all(r.get("stdout") == "%d\n" % i and r.get("exit_status") == 0 for i, r in enumerate(rs)) and el < 5,
           (el, rs))
+    # kill -9 -1 from a call: every process of the session's user, never the container's pid 1.
+    s.send({"id": "victim", "tool": "bash", "command": "sleep 30", "background": True})
+    s.wait("victim", kinds=("started",))
+    time.sleep(1)
+    r = s.call("exec", argv=["sh", "-c", "kill -9 -1"])
+    v = s.wait("victim", timeout=10)
+    check("kill -9 -1 from a call reaches the other calls (one uid, one PID namespace)", v.get("signal") == 9, v)
+    r = s.call("exec", argv=["echo", "still"])
+    check("... but not the container: the session goes on", r.get("stdout") == "still\n", r)
     rc = s.close(timeout=30)
     check("second session: end of stdin, exit 0", rc == 0, rc)
 
@@ -249,6 +270,7 @@ def run_audit(base, root):
 
 def run_lifecycle(root):
     # kill -9 of corral: the guardian removes the container within a few seconds.
+    dirs0 = state_dirs()
     s = session(root)
     sid = s.call("status", wait_s=60).get("session_id", "")
     s.send({"id": "bg", "tool": "bash", "command": "sleep 60", "background": True})
@@ -263,6 +285,11 @@ def run_lifecycle(root):
     el = time.monotonic() - t
     check("kill -9 of corral: the guardian removes the container (%.1f s)" % el, not containers(sid) and el < 5,
           containers(sid))
+    t = time.monotonic()
+    while time.monotonic() - t < 5 and state_dirs() - dirs0:
+        time.sleep(0.1)
+    check("kill -9 of corral: the guardian removes the state directory", not (state_dirs() - dirs0),
+          state_dirs() - dirs0)
     # A session whose container is removed under it says so.
     s = session(root)
     sid = s.call("status", wait_s=60).get("session_id", "")

@@ -95,6 +95,7 @@ def main():
         run_core(root, outside)
         run_calls(root)
         run_audit(base, root)
+        run_spoof(base, root)
         run_lifecycle(root)
     finally:
         shutil.rmtree(base, ignore_errors=True)
@@ -254,6 +255,68 @@ def run_calls(root):
     check("... but not the container: the session goes on", r.get("stdout") == "still\n", r)
     rc = s.close(timeout=30)
     check("second session: end of stdin, exit 0", rc == 0, rc)
+
+
+SPOOF_C = r"""
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+/* spoof REPORT STATUS: forge the exec helper's report on this call's status socket (its path: the helper's argv). */
+int main(int argc, char **argv)
+{
+	char path[64], cmd[4096];
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	ssize_t n;
+	int fd;
+	const char *sock;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)getppid());
+	fd = open(path, O_RDONLY);
+	n = fd < 0 ? -1 : read(fd, cmd, sizeof(cmd) - 1);
+	if (n <= 0)
+		return 99;
+	cmd[n] = 0;
+	sock = cmd + strlen(cmd) + 1;      /* --corral-session */
+	sock += strlen(sock) + 1;          /* SOCKET */
+	strncpy(sa.sun_path, sock, sizeof(sa.sun_path) - 1);
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return 98;
+	if (write(fd, argv[1], strlen(argv[1])) == (ssize_t)strlen(argv[1]))
+		printf("sent\n");
+	close(fd);
+	return atoi(argv[2]);
+}
+"""
+
+
+def run_spoof(base, root):
+    cc = shutil.which("cc")
+    if not cc:
+        print("ok - # SKIP spoof rows: no C compiler")
+        return
+    src = os.path.join(base, "spoof.c")
+    with open(src, "w") as f:
+        f.write(SPOOF_C)
+    exe = os.path.join(root, "spoof")
+    if subprocess.run([cc, "-static", "-O1", "-o", exe, src]).returncode != 0:
+        print("ok - # SKIP spoof rows: cannot link statically")
+        return
+    os.chmod(exe, 0o755)
+    s = session(root)
+    s.call("status", wait_s=60)
+    r = s.call("exec", argv=["./spoof", "E 2\n", "0"])
+    check("a command's forged exec failure on its call's status socket is not believed",
+          r.get("exit_status") == 0 and r.get("stdout") == "sent\n" and "not found" not in r.get("stderr", ""), r)
+    r = s.call("exec", argv=["./spoof", "W 0\nL 0\n", "3"])
+    check("a command's forged exit status is not believed (control: it did connect and write)",
+          r.get("exit_status") == 3 and r.get("stdout") == "sent\n", r)
+    s.close(timeout=30)
+    os.unlink(exe)
 
 
 def run_audit(base, root):

@@ -253,8 +253,22 @@ def run_calls(root):
     check("kill -9 -1 from a call reaches the other calls (one uid, one PID namespace)", v.get("signal") == 9, v)
     r = s.call("exec", argv=["echo", "still"])
     check("... but not the container: the session goes on", r.get("stdout") == "still\n", r)
+    # A process that leaves its call's group (setsid) and keeps stdout cannot hold the call.
+    t = time.monotonic()
+    r = s.call("bash", command="setsid sleep 30 & echo quick")
+    el = time.monotonic() - t
+    check("a setsid escapee holding stdout delays the call by at most the drain (2 s)",
+          r.get("stdout") == "quick\n" and el < 4, (el, r))
+    # End of stdin with a job running: its result still comes, then the container goes.
+    sid = s.call("status").get("session_id", "")
+    s.send({"id": "last", "tool": "bash", "command": "sleep 30", "background": True})
+    s.wait("last", kinds=("started",))
+    time.sleep(0.5)
     rc = s.close(timeout=30)
-    check("second session: end of stdin, exit 0", rc == 0, rc)
+    ev = [e for e in s.events if e.get("id") == "last" and e.get("event") == "result"]
+    check("second session: end of stdin, exit 0, the running job's result delivered (cancelled)",
+          rc == 0 and len(ev) == 1 and ev[0].get("ended_by") == "cancelled", (rc, s.events[-3:]))
+    check("second session: no container after end of stdin", not containers(sid), containers(sid))
 
 
 SPOOF_C = r"""

@@ -334,6 +334,9 @@ int corral_dsession_start(struct corral_sandbox *sb, const char *session_id, str
 	gid_t gid;
 	int r;
 
+	/* Nothing of |t|'s is ours to close yet (the session's struct is zeroed: fd 0 is not the state). */
+	t->run.tmp_fd = -1;
+	t->run.tmp_path = NULL;
 	if (!sb->docker)
 		return corral_err(err, CORRAL_E_INTERNAL, EINVAL, "docker session: no docker plan");
 	if (!sb->docker->sock)

@@ -273,6 +273,7 @@ def run_calls(root):
 
 SPOOF_C = r"""
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -297,11 +298,14 @@ int main(int argc, char **argv)
 	sock = cmd + strlen(cmd) + 1;      /* --corral-session */
 	sock += strlen(sock) + 1;          /* SOCKET */
 	strncpy(sa.sun_path, sock, sizeof(sa.sun_path) - 1);
+	/* corral may close a connection that is not the helper's at once: the write then fails, no matter */
+	signal(SIGPIPE, SIG_IGN);
 	fd = socket(AF_UNIX, SOCK_STREAM, 0);
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		return 98;
-	if (write(fd, argv[1], strlen(argv[1])) == (ssize_t)strlen(argv[1]))
-		printf("sent\n");
+	printf("connected\n");
+	fflush(stdout);
+	(void)!write(fd, argv[1], strlen(argv[1]));
 	close(fd);
 	return atoi(argv[2]);
 }
@@ -325,10 +329,10 @@ def run_spoof(base, root):
     s.call("status", wait_s=60)
     r = s.call("exec", argv=["./spoof", "E 2\n", "0"])
     check("a command's forged exec failure on its call's status socket is not believed",
-          r.get("exit_status") == 0 and r.get("stdout") == "sent\n" and "not found" not in r.get("stderr", ""), r)
+          r.get("exit_status") == 0 and r.get("stdout") == "connected\n" and "not found" not in r.get("stderr", ""), r)
     r = s.call("exec", argv=["./spoof", "W 0\nL 0\n", "3"])
-    check("a command's forged exit status is not believed (control: it did connect and write)",
-          r.get("exit_status") == 3 and r.get("stdout") == "sent\n", r)
+    check("a command's forged exit status is not believed (control: it did connect)",
+          r.get("exit_status") == 3 and r.get("stdout") == "connected\n", r)
     s.close(timeout=30)
     os.unlink(exe)
 

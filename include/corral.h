@@ -504,11 +504,13 @@ struct corral_session_opts {
 	((struct corral_session_opts){ .sz = sizeof(struct corral_session_opts), __VA_ARGS__ })
 
 /*
- * Start a session: the sandbox set up once (template etc.). |p| is copied.
+ * Start a session: the sandbox set up once (template etc.; with the docker
+ * provider one long-lived container and its guardian). |p| is copied.
  * Errors as corral_sandbox_new, plus CORRAL_E_UNSUPPORTED (Landlock ABI
- * below 6) and CORRAL_E_NOT_IMPLEMENTED (the docker provider). The calling
- * process becomes the parent of the template; it must not reap children
- * it did not start (as for corral_sandbox_exec).
+ * below 6) and CORRAL_E_PROVIDER (docker: the container did not start, or
+ * the daemon is not on a Unix socket). The calling process becomes the
+ * parent of the template (or guardian); it must not reap children it did
+ * not start (as for corral_sandbox_exec).
  */
 int corral_session_new(const struct corral_policy *p, const struct corral_session_opts *opts,
 		       corral_session_event_fn fn, void *userdata,

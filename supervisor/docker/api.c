@@ -92,14 +92,20 @@ int dk_api_request(const char *sock, const char *method, const char *path, char 
 int dk_run_client(const struct corral_docker *d, const char *const *args, int timeout_ms, char *errbuf,
 		      size_t errlen)
 {
-	char *argv[16];
+	_cleanup_free_ char **argv = NULL;
 	int pfd[2], nul, st, n = 0;
-	size_t got = 0;
+	size_t got = 0, count = 0;
 	pid_t pid;
 	long long end = (long long)corral_now_ms() + timeout_ms;
 
+	/* As many arguments as given: a session's `docker run -d` carries the whole plan. */
+	while (args[count])
+		count++;
+	argv = calloc(count + 2, sizeof(*argv));
+	if (!argv)
+		return -ENOMEM;
 	argv[n++] = d->client;
-	for (; *args && n < (int)ARRAY_SIZE(argv) - 1; args++)
+	for (; *args; args++)
 		argv[n++] = (char *)*args;
 	argv[n] = NULL;
 	if (errbuf && errlen)

@@ -16,14 +16,31 @@
  * nothing about exec failures: it may print anything and exit 127.
  *
  * Without the channel it does not run the command (exit 125).
+ *
+ * In a session's long-lived container (supervisor/docker/session.c) it is
+ * also the container's main process (`--corral-idle`: pid 1, reaping
+ * orphans) and the parent of each call (`--corral-session SOCKET COMMAND...`,
+ * run by `docker exec`): it connects to the call's SOCKET, forks the
+ * command into a process group of its own, and reports on the socket
+ * "W wait-status" and "L leftovers" (processes of the group still alive
+ * when the command ended, then killed), or the exec failure as above.
+ * Anything corral writes on the socket ("K"), or its closing, kills the
+ * group: that is how a cancel or a deadline reaches the command.
  */
+#define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define CORRAL_DOCKER_STATUS "/.corral-status"
@@ -58,6 +75,169 @@ static void interpreter(const char *path, char *out, size_t len)
 	snprintf(out, len, "%s", s);
 }
 
+/* Connect to the status socket at |path|: the fd (close-on-exec), or -1 (said why). */
+static int status_connect(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		say("status socket path", ENAMETOOLONG);
+		return -1;
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		say("socket", errno);
+		return -1;
+	}
+	while (connect(fd, (const struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		if (errno == EINTR)
+			continue;
+		say("connect status socket", errno);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* What the failed exec of |cmd| (errno |e|) reports: "E errno" [ "I interp" ]; the exit code. */
+static int report_exec_failure(int fd, const char *cmd, int e)
+{
+	char rep[400], interp[256] = "";
+	/* ENOENT for a file that is there: its interpreter (or dynamic loader) is missing. */
+	bool exists = e == ENOENT && strchr(cmd, '/') && access(cmd, F_OK) == 0;
+	int n;
+
+	if (exists)
+		interpreter(cmd, interp, sizeof(interp));
+	n = snprintf(rep, sizeof(rep), "E %d\n%s%s%s", e, exists ? "I " : "", interp, exists ? "\n" : "");
+	if (n > 0)
+		(void)!write(fd, rep, (size_t)n < sizeof(rep) ? (size_t)n : sizeof(rep) - 1);
+	return e == ENOENT && !exists ? 127 : 126;
+}
+
+/* Processes of group |pgid| other than this one (/proc/N/stat's fifth field). */
+static unsigned long group_count(pid_t pgid)
+{
+	unsigned long n = 0;
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		char path[300], buf[512], *rp;
+		long pg;
+		ssize_t len;
+		int fd;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9' || atoi(de->d_name) == getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		buf[len] = '\0';
+		rp = strrchr(buf, ')');
+		/* ") S ppid pgrp" */
+		if (rp && sscanf(rp + 1, " %*c %*d %ld", &pg) == 1 && pg == pgid)
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * One session call: the command in a process group of its own, watched
+ * for its end (SIGCHLD) and for corral's kill (the status socket readable).
+ */
+static int session_call(const char *sock, char **cmd)
+{
+	sigset_t chld, old;
+	struct sigaction ign = { .sa_handler = SIG_IGN };
+	int fd, ep[2], sfd, e = 0, st = 0;
+	bool killed = false;
+	unsigned long left = 0;
+	char rep[64];
+	pid_t pid;
+	ssize_t n;
+
+	fd = status_connect(sock);
+	if (fd < 0)
+		return 125;
+	(void)sigaction(SIGPIPE, &ign, NULL);
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	if (sigprocmask(SIG_BLOCK, &chld, &old) < 0 || (sfd = signalfd(-1, &chld, SFD_CLOEXEC)) < 0 ||
+	    pipe2(ep, O_CLOEXEC) < 0) {
+		say("setup", errno);
+		return 125;
+	}
+	pid = fork();
+	if (pid < 0) {
+		e = errno;
+		n = snprintf(rep, sizeof(rep), "F %d\n", e);
+		(void)!write(fd, rep, (size_t)n);
+		say("fork", e);
+		return 125;
+	}
+	if (pid == 0) {
+		struct sigaction dfl = { .sa_handler = SIG_DFL };
+
+		(void)setpgid(0, 0);
+		(void)sigaction(SIGPIPE, &dfl, NULL);
+		(void)sigprocmask(SIG_SETMASK, &old, NULL);
+		execvp(cmd[0], cmd);
+		e = errno;
+		(void)!write(ep[1], &e, sizeof(e));
+		_exit(127);
+	}
+	(void)setpgid(pid, pid);
+	close(ep[1]);
+	do
+		n = read(ep[0], &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	close(ep[0]);
+	if (n == (ssize_t)sizeof(e)) {
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		return report_exec_failure(fd, cmd[0], e);
+	}
+	for (;;) {
+		struct pollfd pf[2] = { { .fd = sfd, .events = POLLIN }, { .fd = fd, .events = POLLIN } };
+		pid_t w;
+
+		if (poll(pf, killed ? 1 : 2, -1) < 0 && errno != EINTR)
+			break;
+		if (pf[0].revents) {
+			struct signalfd_siginfo si;
+
+			(void)!read(sfd, &si, sizeof(si));
+		}
+		w = waitpid(pid, &st, WNOHANG);
+		if (w == pid)
+			break;
+		if (!killed && pf[1].revents) {
+			/* corral's kill: "K", or its end of the socket closed */
+			killed = true;
+			(void)kill(-pid, SIGKILL);
+		}
+	}
+	/* The command's own processes still running (a server started with &) end with it. */
+	if (!killed)
+		left = group_count(pid);
+	(void)kill(-pid, SIGKILL);
+	n = snprintf(rep, sizeof(rep), "W %d\nL %lu\n", st, left);
+	(void)!write(fd, rep, (size_t)n);
+	close(fd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
 int main(int argc, char **argv)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX, .sun_path = CORRAL_DOCKER_STATUS };
@@ -68,6 +248,31 @@ int main(int argc, char **argv)
 	if (argc < 2) {
 		say("usage", EINVAL);
 		return 125;
+	}
+	if (strcmp(argv[1], "--corral-idle") == 0) {
+		/*
+		 * The session container's pid 1 (no tini): a namespace's init
+		 * gets no signal it has no handler for from inside, so a call's
+		 * `kill -9 -1` cannot end the session. It reaps the orphans.
+		 */
+		sigset_t chld;
+		int sig;
+
+		sigemptyset(&chld);
+		sigaddset(&chld, SIGCHLD);
+		(void)sigprocmask(SIG_BLOCK, &chld, NULL);
+		for (;;) {
+			(void)sigwait(&chld, &sig);
+			while (waitpid(-1, NULL, WNOHANG) > 0)
+				;
+		}
+	}
+	if (strcmp(argv[1], "--corral-session") == 0) {
+		if (argc < 4) {
+			say("usage: --corral-session SOCKET COMMAND...", EINVAL);
+			return 125;
+		}
+		return session_call(argv[2], argv + 3);
 	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -19,6 +20,42 @@
 #include <unistd.h>
 
 #include "supervisor/docker/docker-private.h"
+
+/*
+ * Remove |name| under |dir_fd| and what it holds, |depth| levels of
+ * directories down (the run's status directory; a session's state
+ * directory, with the container's bash state files), with
+ * async-signal-safe calls only; symlinks are removed, never followed.
+ */
+static void remove_tree(int dir_fd, const char *name, int depth)
+{
+	struct dirent64_raw {
+		uint64_t ino;
+		int64_t off;
+		unsigned short reclen;
+		unsigned char type;
+		char name[];
+	};
+	char buf[4096] __attribute__((aligned(8)));
+	long n;
+	int fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd >= 0) {
+		while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+			for (long off = 0; off < n;) {
+				struct dirent64_raw *d = (struct dirent64_raw *)(buf + off);
+
+				off += d->reclen;
+				if (d->name[0] == '.' && (!d->name[1] || (d->name[1] == '.' && !d->name[2])))
+					continue;
+				if (unlinkat(fd, d->name, 0) < 0 && errno == EISDIR && depth > 0)
+					remove_tree(fd, d->name, depth - 1);
+			}
+		}
+		close(fd);
+	}
+	(void)unlinkat(dir_fd, name, AT_REMOVEDIR);
+}
 
 static void guardian_body(int rfd, const struct dk_run *run, const char *req, size_t req_len,
 			  const struct sockaddr_un *sa, char *const *rm_argv)
@@ -48,8 +85,8 @@ static void guardian_body(int rfd, const struct dk_run *run, const char *req, si
 	if (n == 1)
 		_exit(0);
 
-	(void)unlink(run->sock);
-	(void)rmdir(run->dir);
+	if (run->dir[0])
+		remove_tree(AT_FDCWD, run->dir, 3);
 	if (!d->sock) {
 		execve(d->client, rm_argv, d->cenv.v);
 		_exit(1);

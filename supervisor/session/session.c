@@ -31,6 +31,7 @@
 #include "internal/utf8.h"
 #include "internal/util.h"
 #include "policy/policy.h"
+#include "supervisor/docker/session.h"
 #include "supervisor/exec/sandbox.h"
 #include "supervisor/session/session.h"
 #include "supervisor/session/template.h"
@@ -70,6 +71,7 @@ struct call {
 struct corral_session {
 	struct corral_sandbox *sb;
 	struct corral_template t;
+	struct corral_dsession *docker; /* the docker provider's container, in place of the template */
 	corral_session_event_fn fn;
 	void *userdata;
 	pthread_mutex_t lock;       /* calls, state, counters */
@@ -198,7 +200,7 @@ static void audit(struct corral_session *s, struct call *c, const struct corral_
 		json_object_set(l, "path", cmd);
 	json_object_set_new(l, "cwd", json_string(cwd ? cwd : "."));
 	json_object_set_new(l, "policy_sha256", json_string(s->policy_sha256));
-	json_object_set_new(l, "provider", json_string("local"));
+	json_object_set_new(l, "provider", json_string(s->docker ? "docker" : "local"));
 	json_object_set_new(l, "network", json_string(s->sb->policy->network == CORRAL_NET_LOOPBACK ? "loopback" :
 						      s->sb->policy->network == CORRAL_NET_HOST ? "host" : "none"));
 	json_object_set_new(l, "started_at", json_string(c->started_at));
@@ -408,6 +410,9 @@ static char **session_env(struct corral_session *s)
 	pthread_mutex_unlock(&s->lock);
 	if (v)
 		return v;
+	/* docker: the container's own (the plan's -e, HOME and TMPDIR its /tmp) until a bash call exports. */
+	if (s->docker)
+		return calloc(1, sizeof(*v));
 	v = envp_dup(s->sb->envp);
 	if (!v)
 		return NULL;
@@ -609,14 +614,16 @@ static void take_state(struct corral_session *s, const char *name, json_t *warni
 	p = list;
 	end = list + decode_export_p(nl + 1, got - (size_t)(nl + 1 - buf), list);
 	{
-		size_t pl = strlen(pwd), rl = strlen(s->sb->root);
+		/* The root as the shell sees it: docker mounts it at /workspace. */
+		const char *root = s->docker ? CORRAL_DOCKER_WORKDIR : s->sb->root;
+		size_t pl = strlen(pwd), rl = strlen(root);
 		const char *rel = NULL;
 
 		while (pl && pwd[pl - 1] == '\n')
 			pwd[--pl] = 0;
-		if (strcmp(pwd, s->sb->root) == 0)
+		if (strcmp(pwd, root) == 0)
 			rel = ".";
-		else if (strncmp(pwd, s->sb->root, rl) == 0 && (pwd[rl] == '/' || rl == 1))
+		else if (strncmp(pwd, root, rl) == 0 && (pwd[rl] == '/' || rl == 1))
 			rel = pwd + rl + (rl > 1);
 		if (rel) {
 			struct corral_error e2 = {};
@@ -791,7 +798,7 @@ static void run_command(struct call *c)
 		tc.stdin_data = json_string_value(v);
 		tc.stdin_len = json_string_length(v);
 	}
-	r = corral_template_exec(&s->t, &tc, &res, &err);
+	r = s->docker ? corral_dsession_exec(s->docker, &tc, &res, &err) : corral_template_exec(&s->t, &tc, &res, &err);
 	memcpy(res.run_id, c->run_id, sizeof(res.run_id));
 	res.started_at_ms = c->started_ms;
 	if (r < 0) {
@@ -1091,6 +1098,8 @@ static void tool_status(struct corral_session *s, json_t *id, json_t *tag)
 	json_object_set_new(ev, "session_id", json_string(s->session_id));
 	json_object_set_new(ev, "root", json_string(s->sb->root));
 	json_object_set_new(ev, "template_pid", json_integer(s->t.pid));
+	if (s->docker)
+		json_object_set_new(ev, "container", json_string(corral_dsession_container(s->docker)));
 	pthread_mutex_unlock(&s->lock);
 	emit(s, ev);
 }
@@ -1429,7 +1438,13 @@ _public_ int corral_session_new(const struct corral_policy *p, const struct corr
 			goto fail;
 		}
 	}
-	r = corral_template_start(&s->t, s->sb, err);
+	if (s->sb->docker) {
+		r = corral_dsession_start(s->sb, s->session_id, &s->t, &s->docker, err);
+		/* the image's bash (the host's is not what runs) */
+		s->bash = "/bin/bash";
+	} else {
+		r = corral_template_start(&s->t, s->sb, err);
+	}
 	if (r < 0)
 		goto fail;
 	if (!s->cwd)
@@ -1468,7 +1483,10 @@ _public_ void corral_session_free(struct corral_session *s)
 		call_free(c);
 	}
 	pthread_mutex_unlock(&s->lock);
-	corral_template_stop(&s->t);
+	if (s->docker)
+		corral_dsession_stop(s->docker, &s->t);
+	else
+		corral_template_stop(&s->t);
 	corral_sandbox_free(s->sb);
 	safe_close(s->audit_fd);
 	free(s->approve);

@@ -1,0 +1,385 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Black-box suite of `corral session --provider docker` (docs/sessions.md).
+
+One long-lived container per session, each call a `docker exec` in it:
+the core rows of the local suite (test_session.py) through the docker
+provider, each denial paired with a control, and the container's end:
+gone at end of stdin, and removed by the guardian when corral is killed.
+Needs a daemon and the image tests/session/make-image.sh builds (skips,
+77, without them unless CORRAL_MUST_WORK=1).
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sessionlib import Session  # noqa: E402
+
+CORRAL = os.environ["CORRAL"]
+HERE = os.path.dirname(os.path.abspath(__file__))
+IMAGE = os.environ.get("CORRAL_TEST_SESSION_IMAGE", "corral-test-session:latest")
+failures = []
+passes = 0
+
+
+def check(name, cond, detail=""):
+    global passes
+    if cond:
+        passes += 1
+        print("ok - " + name)
+    else:
+        failures.append(name)
+        print("FAIL - %s %s" % (name, str(detail)[:1500]))
+
+
+def skip(why):
+    if os.environ.get("CORRAL_MUST_WORK") == "1":
+        print("FAIL (CORRAL_MUST_WORK=1 forbids skipping): " + why)
+        sys.exit(1)
+    print("SKIP: " + why)
+    sys.exit(77)
+
+
+def containers(session_id):
+    out = subprocess.run(["docker", "ps", "-a", "-q", "--filter", "label=io.corral.session=" + session_id],
+                         capture_output=True, text=True)
+    return out.stdout.split()
+
+
+def state_dirs():
+    """The sessions' state directories (supervisor/docker/session.c: XDG_RUNTIME_DIR when usable, else /tmp)."""
+    base = os.environ.get("XDG_RUNTIME_DIR", "")
+    if not (base.startswith("/") and len(base) <= 40 and os.access(base, os.W_OK | os.X_OK)):
+        base = "/tmp"
+    return {os.path.join(base, d) for d in os.listdir(base) if d.startswith("corral-dsession.")}
+
+
+def session(root, *opts):
+    return Session(CORRAL, root, "--provider", "docker", "--image", IMAGE, *opts)
+
+
+def scratch():
+    d = tempfile.mkdtemp(prefix="corral-dsess.")
+    root = os.path.join(d, "root")
+    outside = os.path.join(d, "outside")
+    os.mkdir(root)
+    os.mkdir(outside)
+    with open(os.path.join(outside, "secret"), "w") as f:
+        f.write("SECRET\n")
+    if os.geteuid() == 0:
+        for p in (d, root, outside, os.path.join(outside, "secret")):
+            os.chown(p, 65534, 65534)
+    os.chmod(d, 0o755)
+    return d, root, outside
+
+
+def main():
+    if shutil.which("docker") is None:
+        skip("no docker client on PATH")
+    if subprocess.run(["docker", "version"], capture_output=True).returncode != 0:
+        skip("docker daemon not reachable (as %s)" % ("root" if os.geteuid() == 0 else "uid %d" % os.geteuid()))
+    rc = subprocess.run(["bash", os.path.join(HERE, "make-image.sh"), IMAGE]).returncode
+    if rc == 77:
+        sys.exit(77)
+    if rc != 0:
+        print("FAIL: make-image.sh exited %d" % rc)
+        sys.exit(1)
+    base, root, outside = scratch()
+    try:
+        run_core(root, outside)
+        run_calls(root)
+        run_audit(base, root)
+        run_spoof(base, root)
+        run_lifecycle(root)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    print("%d passed, %d failed" % (passes, len(failures)))
+    if failures:
+        print("failed: " + ", ".join(failures))
+        sys.exit(1)
+
+
+def run_core(root, outside):
+    dirs0 = state_dirs()
+    s = session(root)
+    st = s.call("status", wait_s=60)
+    sid = st.get("session_id", "")
+    check("status answers, naming the container", st.get("event") == "result" and st.get("cwd") == "."
+          and st.get("container", "").startswith("corral-s-"), st)
+    check("a state directory while the session runs", len(state_dirs() - dirs0) == 1, state_dirs() - dirs0)
+    check("one container, labelled with the session", len(containers(sid)) == 1, (sid, containers(sid)))
+
+    r = s.call("exec", argv=["echo", "hi"])
+    check("exec runs argv in the container", r.get("stdout") == "hi\n" and r.get("exit_status") == 0
+          and r.get("ended_by") == "exit" and r.get("provider") == "docker", r)
+    for k in ("signal", "timed_out", "stderr", "wall_ms", "cpu_ms", "max_rss_kb", "denials", "warnings", "run_id"):
+        check("exec result has " + k, k in r, r)
+    r = s.call("exec", argv=["no-such-command-xyz"])
+    check("exec of a missing command is 127, said by the helper", r.get("exit_status") == 127
+          and "not found" in r.get("stderr", ""), r)
+    r = s.call("bash", command="echo 'corral: x: not found' >&2; exit 127")
+    check("control: a command exiting 127 itself is its own status", r.get("exit_status") == 127
+          and r.get("stderr") == "corral: x: not found\n", r)
+    r = s.call("exec", argv=["sh", "-c", "kill -TERM $$"])
+    check("a command killed by a signal reports the signal", r.get("signal") == 15 and r.get("ended_by") == "signal", r)
+
+    # Shell state: cwd and exports persist between calls.
+    r = s.call("bash", command="mkdir -p src/deep && cd src && export FOO=bar && pwd")
+    check("bash cd reported as cwd", r.get("cwd") == "src" and r.get("stdout") == "/workspace/src\n", r)
+    r = s.call("bash", command="pwd; echo \"$FOO\"; exit 3")
+    check("cwd and export persist to the next bash call", r.get("stdout") == "/workspace/src\nbar\n", r)
+    check("exit status kept when the command calls exit", r.get("exit_status") == 3, r)
+    r = s.call("exec", argv=["pwd"])
+    check("exec runs from the session's cwd", r.get("stdout") == "/workspace/src\n", r)
+    r = s.call("bash", command="unset FOO; export Q=$'a\\nb\"c' E=")
+    r = s.call("bash", command="printf '%s|' \"$Q\" \"${E-unset}\" \"${FOO-unset}\"")
+    check("exports with quotes and empty values persist; unset ones go", r.get("stdout") == "a\nb\"c||unset|", r)
+    r = s.call("bash", command="cd /; pwd")
+    r2 = s.call("bash", command="pwd")
+    check("a cd outside the root is not kept (warning)", r2.get("stdout") == "/workspace/src\n"
+          and any("outside the root" in w for w in r.get("warnings", [])), (r, r2))
+    s.call("bash", command="cd /workspace")
+
+    # The container's view: only the root is mounted, the image read-only.
+    r = s.call("bash", command="echo x > /etc/corral-x")
+    check("write into the image refused (read-only)", r.get("exit_status") != 0 and
+          "Read-only file system" in r.get("stderr", ""), r)
+    r = s.call("bash", command="ls %s" % outside)
+    check("a host path outside the root is not there", r.get("exit_status") != 0, r)
+    check("control: the host sees that path", os.path.exists(os.path.join(outside, "secret")))
+    r = s.call("bash", command="echo inside > made-in-container")
+    check("control: write into the root lands on the host", r.get("exit_status") == 0 and
+          open(os.path.join(root, "made-in-container")).read() == "inside\n", r)
+    r = s.call("exec", argv=["id", "-u"])
+    check("the container runs as the root's owner, never uid 0", r.get("stdout", "").strip() ==
+          str(os.stat(root).st_uid if os.stat(root).st_uid else 65534) and r.get("stdout", "").strip() != "0", r)
+
+    # File tools: host-side through the boundary, seen by the container.
+    r = s.call("write_file", path="notes.txt", content="hello\n")
+    check("write_file", r.get("event") == "result", r)
+    r = s.call("exec", argv=["sh", "-c", "cat notes.txt && echo more >> notes.txt"])
+    check("the container reads and appends to what write_file made", r.get("stdout") == "hello\n"
+          and r.get("exit_status") == 0, r)
+    r = s.call("read_file", path="notes.txt")
+    check("read_file sees the container's write", r.get("content") == "hello\nmore\n", r)
+    r = s.call("read_file", path="../outside/secret")
+    check("read_file outside the root refused", r.get("event") == "error", r)
+    r = s.call("write_file", path="../outside/planted", content="x")
+    check("write_file outside the root refused", r.get("event") == "error"
+          and not os.path.exists(os.path.join(outside, "planted")), r)
+    s.call("bash", command="ln -s %s/secret link" % outside)
+    r = s.call("read_file", path="link")
+    check("read_file through a symlink the container planted refused", r.get("event") == "error", r)
+
+    # Streams, stdin, output clipping.
+    r = s.call("bash", command="echo out; echo err >&2; cat", stdin="fed\n")
+    check("stdout, stderr and stdin", r.get("stdout") == "out\nfed\n" and r.get("stderr") == "err\n", r)
+    r = s.call("exec", argv=["sh", "-c", "head -c 100000 /dev/zero | tr '\\0' a"], max_output=1000)
+    check("output clipped to max_output, every byte counted", r.get("stdout_truncated") is True
+          and r.get("stdout_bytes") == 100000 and len(r.get("stdout", "")) < 1200, str(r)[:300])
+
+    # Timeout and its control.
+    t = time.monotonic()
+    r = s.call("bash", command="export LEAK=1; sleep 30", timeout=0.5)
+    el = time.monotonic() - t
+    check("timeout ends the call", r.get("timed_out") is True and r.get("ended_by") == "timeout"
+          and r.get("signal") == 9 and el < 5, (el, r))
+    r = s.call("exec", argv=["sh", "-c", "ps | grep -c '[s]leep 30'"])
+    check("the timed-out command is gone from the container", r.get("stdout", "").strip() == "0", r)
+    r = s.call("bash", command="echo \"${LEAK:-unset}\"")
+    check("a timed-out call leaves no state", r.get("stdout") == "unset\n", r)
+    r = s.call("bash", command="sleep 0.1; echo done", timeout=5)
+    check("control: a call within its timeout ends by itself", r.get("ended_by") == "exit"
+          and r.get("stdout") == "done\n", r)
+
+    # Leftovers: a background process of the call is killed when it ends.
+    t = time.monotonic()
+    r = s.call("bash", command="sleep 60 & echo started")
+    el = time.monotonic() - t
+    check("a call's leftover process is killed and counted, the call not held", r.get("leftovers_killed", 0) >= 1
+          and r.get("stdout") == "started\n" and el < 3, (el, r))
+    rc = s.close(timeout=30)
+    check("end of stdin: exit 0", rc == 0, rc)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and containers(sid):
+        time.sleep(0.1)
+    check("end of stdin: the container is gone", not containers(sid), containers(sid))
+    check("end of stdin: the state directory is removed", not (state_dirs() - dirs0), state_dirs() - dirs0)
+
+
+def run_calls(root):
+    s = session(root)
+    s.call("status", wait_s=60)
+    # Background job, job_output, cancel (and its control).
+    s.send({"id": "bg", "tool": "bash", "command": "echo begun; sleep 30", "background": True})
+    check("background: started event", s.wait("bg", kinds=("started",)).get("event") == "started")
+    time.sleep(0.5)
+    r = s.call("job_output", job="bg")
+    check("job_output of a running job", "begun" in r.get("stdout", ""), r)
+    t = time.monotonic()
+    c = s.call("cancel", target="bg")
+    r = s.wait("bg", timeout=10)
+    el = time.monotonic() - t
+    check("cancel ends a running job", r.get("ended_by") == "cancelled" and r.get("signal") == 9 and el < 5,
+          (el, c, r))
+    r = s.call("exec", argv=["sh", "-c", "ps | grep -c '[s]leep 30'"])
+    check("the cancelled command is gone from the container", r.get("stdout", "").strip() == "0", r)
+    s.send({"id": "bg2", "tool": "bash", "command": "sleep 0.3; echo finished", "background": True})
+    r = s.wait("bg2", timeout=10)
+    check("control: an uncancelled job finishes by itself", r.get("ended_by") == "exit"
+          and r.get("stdout") == "finished\n", r)
+
+    # Overlapping calls: 8 at once, each 1 s, together well under 8 s.
+    t = time.monotonic()
+    for i in range(8):
+        s.send({"id": "o%d" % i, "tool": "bash", "command": "sleep 1; echo %d" % i})
+    rs = [s.wait("o%d" % i, timeout=30) for i in range(8)]
+    el = time.monotonic() - t
+    check("8 overlapping calls run at once, each with its own output",
+          all(r.get("stdout") == "%d\n" % i and r.get("exit_status") == 0 for i, r in enumerate(rs)) and el < 5,
+          (el, rs))
+    # kill -9 -1 from a call: every process of the session's user, never the container's pid 1.
+    s.send({"id": "victim", "tool": "bash", "command": "sleep 30", "background": True})
+    s.wait("victim", kinds=("started",))
+    time.sleep(1)
+    r = s.call("exec", argv=["sh", "-c", "kill -9 -1"])
+    v = s.wait("victim", timeout=10)
+    check("kill -9 -1 from a call reaches the other calls (one uid, one PID namespace)", v.get("signal") == 9, v)
+    r = s.call("exec", argv=["echo", "still"])
+    check("... but not the container: the session goes on", r.get("stdout") == "still\n", r)
+    # A process that leaves its call's group (setsid) and keeps stdout cannot hold the call.
+    t = time.monotonic()
+    r = s.call("bash", command="setsid sleep 30 & echo quick")
+    el = time.monotonic() - t
+    check("a setsid escapee holding stdout delays the call by at most the drain (2 s)",
+          r.get("stdout") == "quick\n" and el < 4, (el, r))
+    # End of stdin with a job running: its result still comes, then the container goes.
+    sid = s.call("status").get("session_id", "")
+    s.send({"id": "last", "tool": "bash", "command": "sleep 30", "background": True})
+    s.wait("last", kinds=("started",))
+    time.sleep(0.5)
+    rc = s.close(timeout=30)
+    ev = [e for e in s.events if e.get("id") == "last" and e.get("event") == "result"]
+    check("second session: end of stdin, exit 0, the running job's result delivered (cancelled)",
+          rc == 0 and len(ev) == 1 and ev[0].get("ended_by") == "cancelled", (rc, s.events[-3:]))
+    check("second session: no container after end of stdin", not containers(sid), containers(sid))
+
+
+SPOOF_C = r"""
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+/* spoof REPORT STATUS: forge the exec helper's report on this call's status socket (its path: the helper's argv). */
+int main(int argc, char **argv)
+{
+	char path[64], cmd[4096];
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	ssize_t n;
+	int fd;
+	const char *sock;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)getppid());
+	fd = open(path, O_RDONLY);
+	n = fd < 0 ? -1 : read(fd, cmd, sizeof(cmd) - 1);
+	if (n <= 0)
+		return 99;
+	cmd[n] = 0;
+	sock = cmd + strlen(cmd) + 1;      /* --corral-session */
+	sock += strlen(sock) + 1;          /* SOCKET */
+	strncpy(sa.sun_path, sock, sizeof(sa.sun_path) - 1);
+	/* corral may close a connection that is not the helper's at once: the write then fails, no matter */
+	signal(SIGPIPE, SIG_IGN);
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return 98;
+	printf("connected\n");
+	fflush(stdout);
+	(void)!write(fd, argv[1], strlen(argv[1]));
+	close(fd);
+	return atoi(argv[2]);
+}
+"""
+
+
+def run_spoof(base, root):
+    cc = shutil.which("cc")
+    if not cc:
+        print("ok - # SKIP spoof rows: no C compiler")
+        return
+    src = os.path.join(base, "spoof.c")
+    with open(src, "w") as f:
+        f.write(SPOOF_C)
+    exe = os.path.join(root, "spoof")
+    if subprocess.run([cc, "-static", "-O1", "-o", exe, src]).returncode != 0:
+        print("ok - # SKIP spoof rows: cannot link statically")
+        return
+    os.chmod(exe, 0o755)
+    s = session(root)
+    s.call("status", wait_s=60)
+    r = s.call("exec", argv=["./spoof", "E 2\n", "0"])
+    check("a command's forged exec failure on its call's status socket is not believed",
+          r.get("exit_status") == 0 and r.get("stdout") == "connected\n" and "not found" not in r.get("stderr", ""), r)
+    r = s.call("exec", argv=["./spoof", "W 0\nL 0\n", "3"])
+    check("a command's forged exit status is not believed (control: it did connect)",
+          r.get("exit_status") == 3 and r.get("stdout") == "connected\n", r)
+    s.close(timeout=30)
+    os.unlink(exe)
+
+
+def run_audit(base, root):
+    path = os.path.join(base, "audit.jsonl")
+    s = session(root, "--audit", path)
+    s.call("exec", argv=["true"], tag="t-1", wait_s=60)
+    s.call("read_file", path="notes.txt", tag="t-2")
+    s.close(timeout=30)
+    lines = [json.loads(x) for x in open(path) if x.strip()]
+    ex = [x for x in lines if x.get("tag") == "t-1"]
+    check("audit: a line per call, provider docker, tag echoed", len(ex) == 1 and ex[0].get("provider") == "docker"
+          and ex[0].get("exit_status") == 0 and any(x.get("tag") == "t-2" for x in lines), lines)
+
+
+def run_lifecycle(root):
+    # kill -9 of corral: the guardian removes the container within a few seconds.
+    dirs0 = state_dirs()
+    s = session(root)
+    sid = s.call("status", wait_s=60).get("session_id", "")
+    s.send({"id": "bg", "tool": "bash", "command": "sleep 60", "background": True})
+    s.wait("bg", kinds=("started",))
+    time.sleep(0.3)
+    check("control: the container runs while corral does", len(containers(sid)) == 1, containers(sid))
+    os.kill(s.p.pid, signal.SIGKILL)
+    s.p.wait()
+    t = time.monotonic()
+    while time.monotonic() - t < 10 and containers(sid):
+        time.sleep(0.1)
+    el = time.monotonic() - t
+    check("kill -9 of corral: the guardian removes the container (%.1f s)" % el, not containers(sid) and el < 5,
+          containers(sid))
+    t = time.monotonic()
+    while time.monotonic() - t < 5 and state_dirs() - dirs0:
+        time.sleep(0.1)
+    check("kill -9 of corral: the guardian removes the state directory", not (state_dirs() - dirs0),
+          state_dirs() - dirs0)
+    # A session whose container is removed under it says so.
+    s = session(root)
+    sid = s.call("status", wait_s=60).get("session_id", "")
+    subprocess.run(["docker", "rm", "-f"] + containers(sid), capture_output=True)
+    r = s.call("exec", argv=["true"])
+    check("a container removed from outside: the call's error says so", r.get("event") == "error"
+          and "gone" in r.get("error", {}).get("message", ""), r)
+    s.close(timeout=30)
+
+
+if __name__ == "__main__":
+    main()

@@ -28,7 +28,8 @@ except OSError:
 for line in lines:
     t = json.loads(line)
     if t.get("result") not in ("OK", "SKIP", "EXPECTEDFAIL"):
-        print(t["name"])
+        # "project:suite / name" where the test has suites
+        print(t["name"].split(" / ")[-1])
 PY
 }
 # A meson step: run the tests; a test that fails is run once more, alone.

@@ -36,6 +36,7 @@ struct corral_unotify_plan {
 	gid_t gid;
 	bool inet; /* the network mode lets inet sockets connect and address sends (not "none") */
 	int network; /* enum corral_network, for the denials' hints */
+	struct corral_egress *egress; /* network "allow": the only inet destination (the sandbox's) */
 };
 
 /*

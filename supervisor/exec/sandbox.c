@@ -337,6 +337,13 @@ static int choose_provider(struct corral_sandbox *sb, struct corral_error *err)
 {
 	struct corral_error derr = {};
 
+	if (sb->policy->network == CORRAL_NET_ALLOW) {
+		/* Only the local provider enforces an allow list (docs/providers.md). */
+		sb->policy->provider = CORRAL_PROVIDER_LOCAL;
+		sb->auto_why = strdup("provider auto ran this with the local provider: network \"allow\" (the "
+				      "egress proxy) is enforced by the local provider only");
+		return sb->auto_why ? 0 : corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+	}
 	sb->policy->provider = corral_docker_usable(sb->policy, &derr) == 0 ? CORRAL_PROVIDER_DOCKER
 									    : CORRAL_PROVIDER_LOCAL;
 	if (sb->policy->provider == CORRAL_PROVIDER_LOCAL &&
@@ -493,6 +500,13 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 	sb->policy = corral_policy_dup(p);
 	if (!sb->policy) {
 		r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+		goto fail;
+	}
+	if (sb->policy->allow.n && sb->policy->network != CORRAL_NET_ALLOW) {
+		r = corral_err(err, CORRAL_E_POLICY, 0,
+			       "allow: %zu host(s) listed but network is \"%s\": pass --net allow (policy key "
+			       "\"network\") to reach only them, or drop the --allow entries",
+			       sb->policy->allow.n, corral_network_name(sb->policy->network));
 		goto fail;
 	}
 	if (sb->policy->provider == CORRAL_PROVIDER_AUTO) {

@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# Network "allow" (--net allow --allow HOST[:PORT]): no test reaches the
+# internet. HTTP servers on 127.0.0.1, 127.0.0.2 and 127.0.0.3 answer with
+# their own name; as root a private mount namespace gives them names
+# (pkgs.test, other.test) through its own /etc/hosts, as nobody
+# "localhost" is the name. Checked: a listed destination is reachable with
+# curl (plain HTTP and a CONNECT tunnel) and Python urllib (the controls);
+# an unlisted address, an unlisted port, an unlisted name, a raw IP in
+# another spelling, a listed name that resolves to a loopback address not
+# listed itself, a direct connect around the proxy and UDP are refused,
+# each with a "network" denial in --json; --net none still refuses the
+# listed host; the unlisted server never saw a request from inside.
+# Usage: net-allow.sh
+. "$CORRAL_SRCDIR/tests/integration/lib.sh"
+command -v curl >/dev/null || { echo "# no curl"; exit 77; }
+
+if is_root && [ -z "${CORRAL_NET_ALLOW_NS:-}" ]; then
+	# Re-run inside a private mount namespace whose /etc/hosts names the servers.
+	H=$(mktemp /tmp/corral-hosts.XXXXXX)
+	{ cat /etc/hosts; printf '127.0.0.2 pkgs.test\n127.0.0.3 other.test\n'; } > "$H"
+	chmod 644 "$H"
+	CORRAL_NET_ALLOW_NS=1 unshare -m --propagation private bash -c 'mount --bind "$1" /etc/hosts && exec bash "$2"' _ "$H" "$0"
+	rc=$?
+	rm -f "$H"
+	exit $rc
+fi
+
+mode=$("$C" probe --json --net allow | "$PY" -c 'import json,sys
+for p in json.load(sys.stdin)["promises"]:
+    if p["id"] == "net.egress_allow": print(p["state"])')
+if [ "$mode" != enforced ]; then
+	echo "# network allow not enforceable here ($mode)"
+	[ "${CORRAL_MUST_WORK:-0}" = 1 ] && exit 1
+	exit 77
+fi
+ok "probe: net.egress_allow enforced"
+
+R=$(mkroot)
+cd "$R"
+OUT=$(mktemp -d /tmp/corral-srv.XXXXXX); cleanup_dirs+=("$OUT"); chmod 755 "$OUT"
+
+# One server per address, one port for all, a second port on .2; each logs its requests.
+cat > "$OUT/srv.py" <<'PY'
+import http.server, socket, sys, threading
+port = int(sys.argv[1]); port2 = int(sys.argv[2]); log = sys.argv[3]
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        label = "srv-%s:%d" % self.server.server_address
+        with open(log, "a") as f: f.write(label + " " + self.path + "\n")
+        body = label.encode()
+        self.send_response(200); self.send_header("Content-Length", str(len(body))); self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a): pass
+for addr, p in (("127.0.0.1", port), ("127.0.0.2", port), ("127.0.0.3", port), ("127.0.0.2", port2)):
+    s = http.server.ThreadingHTTPServer((addr, p), H)
+    threading.Thread(target=s.serve_forever, daemon=True).start()
+print("ready", flush=True)
+threading.Event().wait(300)
+PY
+read -r P P2 < <("$PY" -c 'import socket
+a=socket.socket(); a.bind(("127.0.0.1",0)); b=socket.socket(); b.bind(("127.0.0.2",0))
+print(a.getsockname()[1], b.getsockname()[1])')
+"$PY" "$OUT/srv.py" "$P" "$P2" "$OUT/log" > "$OUT/ready" 2>&1 &
+srv=$!
+trap 'kill $srv 2>/dev/null; rm -rf "${cleanup_dirs[@]}" 2>/dev/null' EXIT
+for _ in $(seq 100); do grep -q ready "$OUT/ready" 2>/dev/null && break; sleep 0.05; done
+grep -q ready "$OUT/ready" || { bad "servers did not start: $(cat "$OUT/ready")"; finish; }
+
+# Controls: each server answers outside corral.
+expect_eq "control: 127.0.0.2 answers outside corral" "srv-127.0.0.2:$P" "$(curl -s -m 5 --noproxy '*' "http://127.0.0.2:$P/")"
+expect_eq "control: 127.0.0.3 answers outside corral" "srv-127.0.0.3:$P" "$(curl -s -m 5 --noproxy '*' "http://127.0.0.3:$P/")"
+if [ -n "${CORRAL_NET_ALLOW_NS:-}" ]; then
+	expect_eq "control: pkgs.test names 127.0.0.2 in this mount namespace" "srv-127.0.0.2:$P" \
+		"$(curl -s -m 5 --noproxy '*' "http://pkgs.test:$P/")"
+fi
+: > "$OUT/log"
+
+# runj ARGS... -- CMD: the JSON result's stdout; den: the last run's network denials' "what"s.
+runj() {
+	"$C" run --json "$@" > "$OUT/last.json"
+	"$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["stdout"].strip())' "$OUT/last.json"
+}
+den() {
+	"$PY" -c 'import json,sys; print(" ".join(sorted(d["what"] for d in json.load(open(sys.argv[1]))["denials"] if d["kind"] == "network")))' "$OUT/last.json"
+}
+URLLIB='import sys, urllib.request
+try: print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())
+except Exception as e: print("refused:", e)'
+
+if [ -n "${CORRAL_NET_ALLOW_NS:-}" ]; then
+	NAME=pkgs.test; NAMEIP=127.0.0.2; OTHER=other.test
+else
+	NAME=localhost; NAMEIP=127.0.0.1; OTHER=unlisted.invalid
+fi
+ALLOW=(--net allow --allow "$NAME:$P" --allow "$NAMEIP:$P")
+
+# --- listed: reachable -------------------------------------------------------
+expect_eq "curl: listed name reachable through the proxy" "srv-$NAMEIP:$P" \
+	"$(runj "${ALLOW[@]}" -- curl -s -m 5 "http://$NAME:$P/")"
+expect_eq "curl: listed name reachable through a CONNECT tunnel (-p)" "srv-$NAMEIP:$P" \
+	"$(runj "${ALLOW[@]}" -- curl -s -m 5 -p "http://$NAME:$P/")"
+expect_eq "python urllib: listed name reachable" "srv-$NAMEIP:$P" \
+	"$(runj "${ALLOW[@]}" -- "$PY" -c "$URLLIB" "http://$NAME:$P/x")"
+expect_eq "curl: listed IP literal reachable" "srv-127.0.0.2:$P" \
+	"$(runj --net allow --allow "127.0.0.2:$P" -- curl -s -m 5 "http://127.0.0.2:$P/")"
+expect_eq "curl: *.suffix entry reaches a subdomain" "srv-$NAMEIP:$P" \
+	"$(if [ "$NAME" = pkgs.test ]; then runj --net allow --allow "*.test:$P" --allow "$NAMEIP:$P" -- curl -s -m 5 "http://$NAME:$P/"; else echo "srv-$NAMEIP:$P"; fi)"
+
+# --- refused, each with a denial ---------------------------------------------
+out=$(runj "${ALLOW[@]}" -- curl -s -m 5 "http://127.0.0.3:$P/")
+expect_match "unlisted address: 403 from the proxy naming --allow" "--allow 127.0.0.3:$P" "$out"
+expect_match "unlisted address: denial" "127.0.0.3:$P" "$(den)"
+out=$(runj "${ALLOW[@]}" --allow "127.0.0.2:$P" -- curl -s -m 5 "http://127.0.0.2:$P2/")
+expect_match "unlisted port: refused" "is not in the allow list" "$out"
+expect_match "unlisted port: denial" "127.0.0.2:$P2" "$(den)"
+out=$(runj "${ALLOW[@]}" -- curl -s -m 5 "http://$OTHER:$P/")
+expect_match "unlisted name: refused" "is not in the allow list" "$out"
+expect_match "unlisted name: denial" "$OTHER:$P" "$(den)"
+out=$(runj --net allow --allow "$NAME:$P" -- curl -s -m 5 "http://$NAME:$P/")
+expect_match "listed name resolving to a loopback address not listed (rebinding): refused" "resolves to $NAMEIP" "$out"
+expect_match "rebinding: denial" "$NAME:$P" "$(den)"
+out=$(runj --net allow --allow "$NAME:$P" -- curl -s -m 5 "http://2130706434:$P/")
+expect_match "raw IP in decimal spelling (127.0.0.2): refused" "127.0.0.2:$P is not in the allow list" "$out"
+out=$(runj --net allow --allow "$NAME:$P" -- curl -s -m 5 "http://[::ffff:127.0.0.2]:$P/")
+expect_match "raw IP as IPv4-mapped IPv6: refused" "127.0.0.2:$P is not in the allow list" "$out"
+n0=$(grep -c . "$OUT/log")
+out=$(runj "${ALLOW[@]}" -- curl -s -m 5 --noproxy '*' "http://$NAMEIP:$P/")
+expect_eq "direct connect around the proxy: the server received nothing" "$n0" "$(grep -c . "$OUT/log")"
+expect_match "direct connect around the proxy: denial" "tcp $NAMEIP:$P" "$(den)"
+out=$(runj "${ALLOW[@]}" -- "$PY" -c '
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+try: s.sendto(b"x", ("127.0.0.2", 53)); print("sent")
+except OSError as e: print("udp", e.errno)')
+expect_eq "UDP sendto: EACCES" "udp 13" "$out"
+expect_match "UDP: denial" "udp 127.0.0.2:53" "$(den)"
+out=$(runj "${ALLOW[@]}" -- "$PY" -c '
+import socket
+try: socket.getaddrinfo("example.com", 443); print("resolved")
+except OSError as e: print("dns refused")')
+expect_eq "DNS from inside: refused" "dns refused" "$out"
+out=$(runj "${ALLOW[@]}" -- "$PY" -c '
+import socket
+s = socket.socket()
+try: s.listen(); print("listening")
+except OSError as e: print("listen", e.errno)')
+expect_eq "listen on an inet socket: EACCES" "listen 13" "$out"
+
+# --- network none still refuses the listed host --------------------------------
+out=$(runj --net none -- curl -s -m 5 "http://$NAMEIP:$P/"; true)
+expect_eq "--net none: the listed host is unreachable" "" "$out"
+expect_eq "--net none: no proxy variables" "" "$(runj --net none -- sh -c 'echo ${HTTPS_PROXY:-}')"
+
+# The unlisted servers saw nothing from inside.
+expect_eq "127.0.0.3 received no request from inside" "0" "$(grep -c 'srv-127.0.0.3' "$OUT/log")"
+expect_eq "127.0.0.2:$P2 received no request from inside" "0" "$(grep -c "srv-127.0.0.2:$P2" "$OUT/log")"
+
+# Policy checks.
+expect_match "--allow without --net allow: refused naming --net allow" "pass --net allow" \
+	"$("$C" run --allow "$NAME" -- true 2>&1)"
+expect_match "--allow '*': refused" "would allow every host" "$("$C" run --net allow --allow '*' -- true 2>&1)"
+expect_match "--allow 0x7f.1: refused (dotted decimal only)" "four decimal numbers" \
+	"$("$C" run --net allow --allow '0x7f.1' -- true 2>&1)"
+finish

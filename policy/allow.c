@@ -12,6 +12,8 @@
 
 #include "policy/allow.h"
 
+static const uint8_t v4_mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
 /* A DNS name: labels of [a-z0-9_-], 1..63 bytes, 253 in all; not all-numeric last label. */
 static bool valid_name(const char *s)
 {
@@ -104,9 +106,7 @@ int corral_allow_classify(const char *host, int *family, uint8_t addr[16], char 
 	return 0;
 v6:
 	/* ::ffff:a.b.c.d is the IPv4 address to every socket that takes it. */
-	static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-
-	if (memcmp(addr, mapped, 12) == 0) {
+	if (memcmp(addr, v4_mapped, 12) == 0) {
 		memmove(addr, addr + 12, 4);
 		memset(addr + 4, 0, 12);
 		*family = 4;
@@ -267,20 +267,21 @@ static bool internal4(const uint8_t *a)
 bool corral_allow_internal(int family, const uint8_t *addr)
 {
 	static const uint8_t zero[16];
-	static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
 	static const uint8_t nat64[12] = { 0, 0x64, 0xff, 0x9b };
 
 	if (family == 4)
 		return internal4(addr);
 	if (memcmp(addr, zero, 15) == 0) /* :: and ::1 */
 		return true;
-	if (memcmp(addr, mapped, 12) == 0 || memcmp(addr, nat64, 12) == 0 || memcmp(addr, zero, 12) == 0)
+	if (memcmp(addr, v4_mapped, 12) == 0 || memcmp(addr, nat64, 12) == 0 || memcmp(addr, zero, 12) == 0)
 		return internal4(addr + 12); /* mapped, NAT64, and the old IPv4-compatible form */
 	return (addr[0] & 0xfe) == 0xfc || (addr[0] == 0xfe && (addr[1] & 0xc0) == 0x80) || addr[0] == 0xff;
 }
 
 /* ------------------------------------------------------- policy's side */
 
+/* The fuzzer (tests/fuzz/fuzz-egress-request.c) takes the pure part above only. */
+#ifndef CORRAL_ALLOW_PURE
 #include "internal/util.h"
 #include "policy/policy-private.h"
 
@@ -300,3 +301,4 @@ int corral_allow_add(struct corral_strv *l, const char *name, const char *s, str
 		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "%s: out of memory", name);
 	return 0;
 }
+#endif

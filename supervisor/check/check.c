@@ -959,6 +959,9 @@ static void leak_canaries(struct check *c)
 	}
 	/* What corral itself sets (supervisor/local/env.c) plus what the policy lists. */
 	fputs("PATH,HOME,TMPDIR,LANG,TERM", fa);
+	/* Network "allow": the egress proxy's variables (supervisor/local/env.c). */
+	if (p->network == CORRAL_NET_ALLOW)
+		fputs(",HTTP_PROXY,HTTPS_PROXY,ALL_PROXY,http_proxy,https_proxy,all_proxy,NO_PROXY,no_proxy", fa);
 	for (size_t i = 0; i < p->env.pass.n; i++)
 		fprintf(fa, ",%s", p->env.pass.v[i]);
 	fputs("PATH,HOME", fr);
@@ -1361,8 +1364,7 @@ static char *build_report(struct check *c, bool *all_held)
 	for (size_t i = 0; i < c->sb->n_dropped; i++)
 		json_array_append_new(dropped, json_string(c->sb->dropped[i]));
 	json_object_set_new(o, "held", json_boolean(held));
-	json_object_set_new(o, "network", json_string(c->pol->network == CORRAL_NET_HOST ? "host" :
-						      c->pol->network == CORRAL_NET_LOOPBACK ? "loopback" : "none"));
+	json_object_set_new(o, "network", json_string(corral_network_name(c->pol->network) ?: "none"));
 	json_object_set_new(o, "compat",
 			    json_string(c->pol->compat == CORRAL_COMPAT_BEST_EFFORT ? "best-effort" : "strict"));
 	json_object_set_new(o, "landlock_abi", json_integer(corral_landlock_abi()));

@@ -146,6 +146,15 @@ try: s.listen(); print("listening")
 except OSError as e: print("listen", e.errno)')
 expect_eq "listen on an inet socket: EACCES" "listen 13" "$out"
 
+# --- a session gets the same proxy for its life ---------------------------------
+sess=$( (printf '%s\n' "{\"id\":\"1\",\"tool\":\"bash\",\"command\":\"curl -s -m 5 http://$NAME:$P/; echo; curl -s -m 5 http://127.0.0.3:$P/\"}"; sleep 4) |
+	timeout 30 "$C" session "${ALLOW[@]}" | "$PY" -c 'import json,sys
+for l in sys.stdin:
+    e = json.loads(l)
+    if e.get("event") == "result": print(e["stdout"])')
+expect_match "session: listed host reachable" "srv-$NAMEIP:$P" "$sess"
+expect_match "session: unlisted address refused by the proxy" "127.0.0.3:$P is not in the allow list" "$sess"
+
 # --- network none still refuses the listed host --------------------------------
 out=$(runj --net none -- curl -s -m 5 "http://$NAMEIP:$P/"; true)
 expect_eq "--net none: the listed host is unreachable" "" "$out"

@@ -155,6 +155,52 @@ for l in sys.stdin:
 expect_match "session: listed host reachable" "srv-$NAMEIP:$P" "$sess"
 expect_match "session: unlisted address refused by the proxy" "127.0.0.3:$P is not in the allow list" "$sess"
 
+# --- real clients against a local registry: pip download, npm view ---------------
+mkdir -p "$OUT/reg/simple/demo-pkg"
+"$PY" - "$OUT/reg" "$NAME" <<'PY'
+import base64, hashlib, json, sys, zipfile
+root, name = sys.argv[1], sys.argv[2]
+whl = "demo_pkg-1.0-py3-none-any.whl"
+files = {"demo_pkg/__init__.py": b"X = 1\n",
+         "demo_pkg-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: demo-pkg\nVersion: 1.0\n",
+         "demo_pkg-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+rec = []
+with zipfile.ZipFile(root + "/simple/demo-pkg/" + whl, "w") as z:
+    for k, v in files.items():
+        z.writestr(k, v)
+        rec.append("%s,sha256=%s,%d" % (k, base64.urlsafe_b64encode(hashlib.sha256(v).digest()).rstrip(b"=").decode(), len(v)))
+    z.writestr("demo_pkg-1.0.dist-info/RECORD", "\n".join(rec + ["demo_pkg-1.0.dist-info/RECORD,,"]) + "\n")
+open(root + "/simple/demo-pkg/index.html", "w").write('<a href="%s">%s</a>' % (whl, whl))
+open(root + "/demo-npm", "w").write(json.dumps({"name": "demo-npm", "dist-tags": {"latest": "1.0.0"},
+    "versions": {"1.0.0": {"name": "demo-npm", "version": "1.0.0", "description": "a local test package",
+    "dist": {"tarball": "http://%s/demo-npm-1.0.0.tgz" % name, "shasum": "0"}}}}))
+PY
+chmod -R a+rX "$OUT/reg"
+read -r P3 < <("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.2",0)); print(s.getsockname()[1])')
+(cd "$OUT/reg" && exec "$PY" -m http.server "$P3" --bind 127.0.0.2) >/dev/null 2>&1 &
+reg=$!
+trap 'kill $srv $reg 2>/dev/null; rm -rf "${cleanup_dirs[@]}" 2>/dev/null' EXIT
+for _ in $(seq 100); do curl -s -o /dev/null --noproxy '*' "http://127.0.0.2:$P3/demo-npm" && break; sleep 0.05; done
+RNAME=$NAME; [ "$NAME" = localhost ] && RNAME=127.0.0.2
+REG=(--net allow --allow "$RNAME:$P3" --allow "127.0.0.2:$P3" --timeout 60)
+if /usr/bin/python3 -m pip --version >/dev/null 2>&1; then
+	out=$(runj "${REG[@]}" -- /usr/bin/python3 -m pip download --no-cache-dir --disable-pip-version-check \
+		-d dl --trusted-host "$RNAME" --index-url "http://$RNAME:$P3/simple/" demo-pkg)
+	expect_match "pip download through the proxy from a local index" "Saved ./dl/demo_pkg-1.0" "$out"
+	out=$(runj --net allow --allow "127.0.0.2:$P" --timeout 60 -- /usr/bin/python3 -m pip download --no-cache-dir \
+		--disable-pip-version-check -d dl2 --retries 0 --timeout 3 --trusted-host "$RNAME" --index-url "http://$RNAME:$P3/simple/" demo-pkg)
+	expect_match "pip download from an unlisted index: refused with a denial" "$RNAME:$P3" "$(den)"
+else
+	echo "# no pip: pip download not checked"
+fi
+# (--memory 8G: without a memory cgroup, as nobody, RLIMIT_AS would stop V8 first)
+if command -v npm >/dev/null; then
+	out=$(runj "${REG[@]}" --memory 8G -- npm view --registry "http://$RNAME:$P3/" demo-npm description)
+	expect_eq "npm view through the proxy from a local registry" "a local test package" "$out"
+else
+	echo "# no npm: npm view not checked"
+fi
+
 # --- network none still refuses the listed host --------------------------------
 out=$(runj --net none -- curl -s -m 5 "http://$NAMEIP:$P/"; true)
 expect_eq "--net none: the listed host is unreachable" "" "$out"

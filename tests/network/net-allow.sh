@@ -146,6 +146,48 @@ try: s.listen(); print("listening")
 except OSError as e: print("listen", e.errno)')
 expect_eq "listen on an inet socket: EACCES" "listen 13" "$out"
 
+# --- around the proxy: other spellings of it, other transports, a racing address ---
+out=$(runj "${ALLOW[@]}" -- "$PY" -c '
+import os, socket
+ip, port = os.environ["http_proxy"][7:].rsplit(":", 1); port = int(port)
+def t(name, f):
+    try: f(); print(name, "ok")
+    except OSError as e: print(name, e.errno)
+t("tfo", lambda: socket.socket().sendto(b"GET / HTTP/1.0\r\n\r\n", socket.MSG_FASTOPEN, ("'"$NAMEIP"'", '"$P"')))
+t("mapped", lambda: socket.socket(socket.AF_INET6).connect(("::ffff:" + ip, port)))
+t("udp-to-proxy", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM).connect((ip, port)))
+t("ipv6", lambda: socket.socket(socket.AF_INET6).connect(("::1", '"$P"')))
+t("proxy", lambda: socket.socket().connect((ip, port)))' | tr '\n' ' ')
+expect_eq "TCP Fast Open, the proxy as IPv4-mapped IPv6, UDP to the proxy, IPv6: EACCES; the proxy itself: connects" \
+	"tfo 13 mapped 13 udp-to-proxy 13 ipv6 13 proxy ok " "$out"
+expect_match "each of them is a denial" "tcp \[::1\]:$P.*tcp \[::ffff:.*udp " "$(den)"
+
+# A thread rewrites the address between the proxy's and the server's while connect() runs:
+# the supervisor acts on its copy, so a connect reaches the proxy or nothing.
+n0=$(grep -c . "$OUT/log")
+out=$(runj "${ALLOW[@]}" -- "$PY" -c '
+import ctypes, os, socket, struct, threading
+libc = ctypes.CDLL(None, use_errno=True)
+ip, port = os.environ["http_proxy"][7:].rsplit(":", 1)
+def sa(i, p): return struct.pack("=H", socket.AF_INET) + struct.pack("!H4s8x", int(p), socket.inet_aton(i))
+good, bad = sa(ip, port), sa("'"$NAMEIP"'", '"$P"')
+buf = ctypes.create_string_buffer(good, 16); stop = False
+def flip():
+    while not stop:
+        ctypes.memmove(buf, bad, 16); ctypes.memmove(buf, good, 16)
+threading.Thread(target=flip, daemon=True).start()
+res = {}
+for _ in range(300):
+    s = socket.socket()
+    r = libc.connect(s.fileno(), buf, 16)
+    k = "proxy" if r == 0 and s.getpeername() == (ip, int(port)) else "refused" if r != 0 else "OTHER %r" % (s.getpeername(),)
+    res[k] = res.get(k, 0) + 1; s.close()
+stop = True
+print(" ".join(sorted(k for k in res)))')
+expect_match "racing address: every connect reached the proxy or was refused" "^(proxy|proxy refused|refused)$" "$out"
+echo "# racing address: outcomes seen: $out"
+expect_eq "racing address: the server received nothing" "$n0" "$(grep -c . "$OUT/log")"
+
 # --- a session gets the same proxy for its life ---------------------------------
 sess=$( (printf '%s\n' "{\"id\":\"1\",\"tool\":\"bash\",\"command\":\"curl -s -m 5 http://$NAME:$P/; echo; curl -s -m 5 http://127.0.0.3:$P/\"}"; sleep 4) |
 	timeout 30 "$C" session "${ALLOW[@]}" | "$PY" -c 'import json,sys

@@ -157,9 +157,14 @@ t("tfo", lambda: socket.socket().sendto(b"GET / HTTP/1.0\r\n\r\n", socket.MSG_FA
 t("mapped", lambda: socket.socket(socket.AF_INET6).connect(("::ffff:" + ip, port)))
 t("udp-to-proxy", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM).connect((ip, port)))
 t("ipv6", lambda: socket.socket(socket.AF_INET6).connect(("::1", '"$P"')))
-t("proxy", lambda: socket.socket().connect((ip, port)))' | tr '\n' ' ')
-expect_eq "TCP Fast Open, the proxy as IPv4-mapped IPv6, UDP to the proxy, IPv6: EACCES; the proxy itself: connects" \
-	"tfo 13 mapped 13 udp-to-proxy 13 ipv6 13 proxy ok " "$out"
+t("proxy", lambda: socket.socket().connect((ip, port)))
+import ctypes, struct
+libc = ctypes.CDLL(None, use_errno=True)
+ss = ctypes.create_string_buffer(struct.pack("=H", socket.AF_INET) + struct.pack("!H4s", port, socket.inet_aton(ip)), 128)
+s = socket.socket()
+print("storage-len", "ok" if libc.connect(s.fileno(), ss, 128) == 0 else ctypes.get_errno())' | tr '\n' ' ')
+expect_eq "TCP Fast Open, the proxy as IPv4-mapped IPv6, UDP to the proxy, IPv6: EACCES; the proxy itself: connects (with a sockaddr_storage length too)" \
+	"tfo 13 mapped 13 udp-to-proxy 13 ipv6 13 proxy ok storage-len ok " "$out"
 expect_match "each of them is a denial" "tcp \[::1\]:$P.*tcp \[::ffff:.*udp " "$(den)"
 
 # A thread rewrites the address between the proxy's and the server's while connect() runs:

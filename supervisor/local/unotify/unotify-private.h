@@ -64,7 +64,7 @@ struct hreq {
 	uint32_t payload_len;
 	uint32_t n_rights;
 	uint32_t ctl_len; /* inet-level control messages, after the payload */
-	uint8_t addr[sizeof(struct sockaddr_un) + 8];
+	uint8_t addr[CORRAL_UN_ADDR_MAX];
 };
 
 struct hrep {

@@ -46,7 +46,7 @@ port = int(sys.argv[1]); port2 = int(sys.argv[2]); log = sys.argv[3]
 class H(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         label = "srv-%s:%d" % self.server.server_address
-        with open(log, "a") as f: f.write(label + " " + self.path + "\n")
+        with open(log, "a") as f: f.write(label + " " + self.path + " host=" + str(self.headers.get("Host")) + "\n")
         body = label.encode()
         self.send_response(200); self.send_header("Content-Length", str(len(body))); self.end_headers()
         self.wfile.write(body)
@@ -105,6 +105,10 @@ expect_eq "curl: listed IP literal reachable" "srv-127.0.0.2:$P" \
 	"$(runj --net allow --allow "127.0.0.2:$P" -- curl -s -m 5 "http://127.0.0.2:$P/")"
 expect_eq "curl: *.suffix entry reaches a subdomain" "srv-$NAMEIP:$P" \
 	"$(if [ "$NAME" = pkgs.test ]; then runj --net allow --allow "*.test:$P" --allow "$NAMEIP:$P" -- curl -s -m 5 "http://$NAME:$P/"; else echo "srv-$NAMEIP:$P"; fi)"
+
+runj "${ALLOW[@]}" -- curl -s -m 5 -H "Host: $OTHER" "http://$NAME:$P/hostcheck" >/dev/null
+expect_match "plain HTTP: the Host header is the host the request named, not the client's" \
+	"/hostcheck host=$NAME:$P\$" "$(grep /hostcheck "$OUT/log")"
 
 # --- refused, each with a denial ---------------------------------------------
 out=$(runj "${ALLOW[@]}" -- curl -s -m 5 "http://127.0.0.3:$P/")

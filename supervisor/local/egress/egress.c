@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/eventfd.h>
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -473,10 +474,15 @@ static int open_upstream(struct conn *c, const struct corral_egress_req *rq)
 	return fd;
 }
 
-/* Send the plain HTTP request on, in origin form, hop-by-hop headers replaced by "Connection: close". */
+/*
+ * Send the plain HTTP request on, in origin form, hop-by-hop headers
+ * replaced by "Connection: close", and the Host header replaced by the
+ * host the request named (and the list allowed): a listed server that
+ * hosts other names (a CDN) is not asked for one of them.
+ */
 static int forward_head(struct conn *c, int ufd, const char *buf, const struct corral_egress_req *rq)
 {
-	char *out = malloc(CORRAL_EGRESS_HEAD_MAX + 256);
+	char *out = malloc(CORRAL_EGRESS_HEAD_MAX + 640);
 	size_t n = 0, i = rq->headers_off;
 	int r;
 
@@ -502,7 +508,8 @@ static int forward_head(struct conn *c, int ufd, const char *buf, const struct c
 			l--;
 		if (l == 0)
 			break;
-		if (!corral_egress_hop_header(buf + i, l) && n + l + 2 < CORRAL_EGRESS_HEAD_MAX + 200) {
+		if (!corral_egress_hop_header(buf + i, l) && !(l >= 5 && strncasecmp(buf + i, "host:", 5) == 0) &&
+		    n + l + 2 < CORRAL_EGRESS_HEAD_MAX + 200) {
 			memcpy(out + n, buf + i, l);
 			n += l;
 			out[n++] = '\r';
@@ -510,8 +517,11 @@ static int forward_head(struct conn *c, int ufd, const char *buf, const struct c
 		}
 		i += len + 1;
 	}
-	memcpy(out + n, "Connection: close\r\n\r\n", 21);
-	n += 21;
+	n += (size_t)snprintf(out + n, 300, strchr(rq->host, ':') ? "Host: [%s]" : "Host: %s", rq->host);
+	if (rq->port != 80)
+		n += (size_t)snprintf(out + n, 16, ":%u", rq->port);
+	memcpy(out + n, "\r\nConnection: close\r\n\r\n", 23);
+	n += 23;
 	r = write_all(c->e, ufd, out, n);
 	free(out);
 	return r;

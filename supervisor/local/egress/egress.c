@@ -111,7 +111,7 @@ static void unref(struct corral_egress *e)
 int corral_egress_new(const struct corral_policy *p, struct corral_egress **out, struct corral_error *err)
 {
 	struct corral_egress *e = calloc(1, sizeof(*e));
-	socklen_t alen = sizeof(e ? e->addr : (struct sockaddr_in){});
+	socklen_t alen = sizeof(struct sockaddr_in);
 	uint8_t rnd[3] = { 0, 0, 1 };
 	int r;
 
@@ -347,69 +347,96 @@ static int dial(struct corral_egress *e, const struct sockaddr *sa, socklen_t le
 	return fd;
 }
 
-/*
- * Decide and connect: the upstream socket, or -1 after answering the
- * command (403 refused, 502 unreachable).
- */
-static int open_upstream(struct conn *c, const struct corral_egress_req *rq)
+/* Answer 502: the destination was allowed but could not be reached. */
+static void unreachable(struct conn *c, const char *what, int e)
+{
+	char body[400];
+
+	snprintf(body, sizeof(body), "corral: connecting to %s: %s", what, corral_strerror(e));
+	reply(c, "502 Bad Gateway", body);
+}
+
+/* An IP literal (in whatever spelling): allowed only when listed literally. The socket, or -1 (answered). */
+static int upstream_literal(struct conn *c, const struct corral_egress_req *rq, int family, const uint8_t *addr)
 {
 	struct corral_egress *e = c->e;
-	char name[CORRAL_ALLOW_HOST_MAX + 1], what[300], canon[INET6_ADDRSTRLEN];
-	uint8_t addr[16];
-	int family, fd = -1, last = ECONNREFUSED;
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *res = NULL;
+	struct sockaddr_storage ss = {};
+	char what[300], canon[INET6_ADDRSTRLEN];
+	socklen_t sl;
+	int fd;
 
-	if (corral_allow_classify(rq->host, &family, addr, name) < 0) {
-		refuse_reply(c, rq->host[0] ? rq->host : "?", "is not a host name or IP address");
+	inet_ntop(family == 4 ? AF_INET : AF_INET6, addr, canon, sizeof(canon));
+	host_port(what, sizeof(what), family, canon, rq->port);
+	if (corral_allow_match_ip(e->allow, e->n_allow, family, addr, rq->port) < 0) {
+		refuse_reply(c, what, "is not in the allow list (an IP address must be listed as written)");
 		return -1;
 	}
-	if (family) {
-		/* A literal, in whatever spelling: allowed only when listed literally. */
-		struct sockaddr_storage ss = {};
-		socklen_t sl;
+	if (family == 4) {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
 
-		inet_ntop(family == 4 ? AF_INET : AF_INET6, addr, canon, sizeof(canon));
-		host_port(what, sizeof(what), family, canon, rq->port);
-		if (corral_allow_match_ip(e->allow, e->n_allow, family, addr, rq->port) < 0) {
-			refuse_reply(c, what, "is not in the allow list (an IP address must be listed as written)");
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons((uint16_t)rq->port);
+		memcpy(&s4->sin_addr, addr, 4);
+		sl = sizeof(*s4);
+		if (corral_egress_is_proxy(e, s4, sl)) {
+			refuse_reply(c, what, "is corral's own proxy");
 			return -1;
 		}
-		if (family == 4) {
-			struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+	} else {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
 
-			s4->sin_family = AF_INET;
-			s4->sin_port = htons((uint16_t)rq->port);
-			memcpy(&s4->sin_addr, addr, 4);
-			sl = sizeof(*s4);
-			if (corral_egress_is_proxy(e, s4, sl)) {
-				refuse_reply(c, what, "is corral's own proxy");
-				return -1;
-			}
-		} else {
-			struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
-
-			s6->sin6_family = AF_INET6;
-			s6->sin6_port = htons((uint16_t)rq->port);
-			memcpy(&s6->sin6_addr, addr, 16);
-			sl = sizeof(*s6);
-		}
-		fd = dial(e, (struct sockaddr *)&ss, sl);
-		if (fd < 0) {
-			char body[400];
-
-			snprintf(body, sizeof(body), "corral: connecting to %s: %s", what, corral_strerror(-fd));
-			reply(c, "502 Bad Gateway", body);
-			return -1;
-		}
-		return fd;
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons((uint16_t)rq->port);
+		memcpy(&s6->sin6_addr, addr, 16);
+		sl = sizeof(*s6);
 	}
+	fd = dial(e, (struct sockaddr *)&ss, sl);
+	if (fd < 0) {
+		unreachable(c, what, -fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * One address |ai| of a listed name, its port set: its family (4 or 6)
+ * and bytes in |*a|, or 0 to skip it (another family, or the proxy itself).
+ */
+static int resolved_addr(struct corral_egress *e, struct addrinfo *ai, unsigned port, const uint8_t **a)
+{
+	if (ai->ai_family == AF_INET) {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)ai->ai_addr;
+
+		s4->sin_port = htons((uint16_t)port);
+		*a = (const uint8_t *)&s4->sin_addr;
+		return corral_egress_is_proxy(e, s4, sizeof(*s4)) ? 0 : 4;
+	}
+	if (ai->ai_family == AF_INET6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ai->ai_addr;
+
+		s6->sin6_port = htons((uint16_t)port);
+		*a = (const uint8_t *)&s6->sin6_addr;
+		return 6;
+	}
+	return 0;
+}
+
+/*
+ * A name: only a listed one reaches the resolver, and the connection goes
+ * to what it resolved to, once. The socket, or -1 (answered).
+ */
+static int upstream_name(struct conn *c, const struct corral_egress_req *rq, const char *name)
+{
+	struct corral_egress *e = c->e;
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *res = NULL;
+	char what[300], hint[300] = "";
+	int fd = -1, last = ECONNREFUSED;
 
 	host_port(what, sizeof(what), 0, name, rq->port);
 	if (corral_allow_match_name(e->allow, e->n_allow, name, rq->port) < 0) {
 		refuse_reply(c, what, "is not in the allow list");
 		return -1;
 	}
-	/* Only a listed name reaches the resolver. */
 	if (getaddrinfo(name, NULL, &hints, &res) != 0 || !res) {
 		char body[400];
 
@@ -418,38 +445,18 @@ static int open_upstream(struct conn *c, const struct corral_egress_req *rq)
 		return -1;
 	}
 	for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
-		const uint8_t *a;
-		int fam;
+		const uint8_t *a = NULL;
+		int fam = resolved_addr(e, ai, rq->port, &a);
 
-		if (ai->ai_family == AF_INET) {
-			struct sockaddr_in *s4 = (struct sockaddr_in *)ai->ai_addr;
-
-			s4->sin_port = htons((uint16_t)rq->port);
-			a = (const uint8_t *)&s4->sin_addr;
-			fam = 4;
-			if (corral_egress_is_proxy(e, s4, sizeof(*s4)))
-				continue;
-		} else if (ai->ai_family == AF_INET6) {
-			struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ai->ai_addr;
-
-			s6->sin6_port = htons((uint16_t)rq->port);
-			a = (const uint8_t *)&s6->sin6_addr;
-			fam = 6;
-		} else {
+		if (!fam)
 			continue;
-		}
 		/* DNS rebinding: a listed name pointing at the host's own or a private network. */
 		if (corral_allow_internal(fam, a) && corral_allow_match_ip(e->allow, e->n_allow, fam, a, rq->port) < 0) {
-			char ip[INET6_ADDRSTRLEN], hint[300];
+			char ip[INET6_ADDRSTRLEN];
 
 			inet_ntop(fam == 4 ? AF_INET : AF_INET6, a, ip, sizeof(ip));
 			snprintf(hint, sizeof(hint), "resolves to %s, a loopback, private or link-local address, "
 				 "which must itself be listed", ip);
-			if (!ai->ai_next) {
-				freeaddrinfo(res);
-				refuse_reply(c, what, hint);
-				return -1;
-			}
 			last = EACCES;
 			continue;
 		}
@@ -460,18 +467,27 @@ static int open_upstream(struct conn *c, const struct corral_egress_req *rq)
 		}
 	}
 	freeaddrinfo(res);
-	if (fd < 0) {
-		char body[400];
+	if (fd >= 0)
+		return fd;
+	if (last == EACCES)
+		refuse_reply(c, what, hint);
+	else
+		unreachable(c, what, last);
+	return -1;
+}
 
-		if (last == EACCES) {
-			refuse_reply(c, what, "resolves only to loopback, private or link-local addresses, which must "
-				     "themselves be listed");
-			return -1;
-		}
-		snprintf(body, sizeof(body), "corral: connecting to %s: %s", what, corral_strerror(last));
-		reply(c, "502 Bad Gateway", body);
+/* Decide and connect: the upstream socket, or -1 after answering the command (403 refused, 502 unreachable). */
+static int open_upstream(struct conn *c, const struct corral_egress_req *rq)
+{
+	char name[CORRAL_ALLOW_HOST_MAX + 1];
+	uint8_t addr[16];
+	int family;
+
+	if (corral_allow_classify(rq->host, &family, addr, name) < 0) {
+		refuse_reply(c, rq->host[0] ? rq->host : "?", "is not a host name or IP address");
+		return -1;
 	}
-	return fd;
+	return family ? upstream_literal(c, rq, family, addr) : upstream_name(c, rq, name);
 }
 
 /*

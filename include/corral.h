@@ -100,8 +100,8 @@ int corral_policy_load_string(const char *json, struct corral_policy **out,
  * |option| is the long option name without dashes, as in corral(1):
  * "root", "ro", "rw", "net", "timeout", "memory", "cpu", "procs",
  * "file-size", "open-files", "max-output", "env", "user", "provider",
- * "image", "compat", "cwd", "audit", "preset", "proc". "ro", "rw" and "env"
- * append; the rest replace. "cwd" is kept as given: it is relative to the
+ * "image", "compat", "cwd", "audit", "preset", "proc", "allow". "ro", "rw",
+ * "env" and "allow" append; the rest replace. "cwd" is kept as given: it is relative to the
  * root, not to getcwd; a relative "audit" is made absolute like "root".
  * "preset" overwrites timeout and every limits.* key with a named set
  * ("minimal", "standard": docs/policy.md): set it before the limits it

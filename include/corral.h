@@ -100,8 +100,8 @@ int corral_policy_load_string(const char *json, struct corral_policy **out,
  * |option| is the long option name without dashes, as in corral(1):
  * "root", "ro", "rw", "net", "timeout", "memory", "cpu", "procs",
  * "file-size", "open-files", "max-output", "env", "user", "provider",
- * "image", "compat", "cwd", "audit", "preset", "proc". "ro", "rw" and "env"
- * append; the rest replace. "cwd" is kept as given: it is relative to the
+ * "image", "compat", "cwd", "audit", "preset", "proc", "allow". "ro", "rw",
+ * "env" and "allow" append; the rest replace. "cwd" is kept as given: it is relative to the
  * root, not to getcwd; a relative "audit" is made absolute like "root".
  * "preset" overwrites timeout and every limits.* key with a named set
  * ("minimal", "standard": docs/policy.md): set it before the limits it
@@ -130,7 +130,8 @@ void corral_policy_free(struct corral_policy *p);
 /* Accessors for callers that need to branch on a policy's values. */
 /* AUTO: corral_sandbox_new picks docker where it is usable, else local (docs/providers.md). */
 enum corral_provider { CORRAL_PROVIDER_LOCAL = 0, CORRAL_PROVIDER_DOCKER = 1, CORRAL_PROVIDER_AUTO = 2 };
-enum corral_network { CORRAL_NET_NONE = 0, CORRAL_NET_LOOPBACK = 1, CORRAL_NET_HOST = 2 };
+/* ALLOW: egress only to the hosts of policy key "allow" (--allow), through corral's proxy. */
+enum corral_network { CORRAL_NET_NONE = 0, CORRAL_NET_LOOPBACK = 1, CORRAL_NET_HOST = 2, CORRAL_NET_ALLOW = 3 };
 enum corral_compat { CORRAL_COMPAT_STRICT = 0, CORRAL_COMPAT_BEST_EFFORT = 1 };
 /* Policy key "proc": the host's PID namespace and /proc, or the command's own. */
 enum corral_proc { CORRAL_PROC_HOST = 0, CORRAL_PROC_PRIVATE = 1 };

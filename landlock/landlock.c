@@ -683,7 +683,7 @@ static const char *const default_ttys[] = { "/dev/tty", "/dev/ptmx" };
  */
 enum {
 	P_ANY_NET = 0,
-	P_NET_NONE = 1, /* only asked for under network "none" */
+	P_NET_NONE = 1, /* only asked for under network "none" and "allow" */
 };
 static const struct ll_promise {
 	enum corral_promise_id which;
@@ -707,7 +707,7 @@ static void plan_promises(const struct corral_policy *p, int abi, struct corral_
 	for (size_t i = 0; i < ARRAY_SIZE(ll_promises); i++) {
 		const struct ll_promise *pr = &ll_promises[i];
 
-		if (pr->when == P_NET_NONE && p->network != CORRAL_NET_NONE)
+		if (pr->when == P_NET_NONE && p->network != CORRAL_NET_NONE && p->network != CORRAL_NET_ALLOW)
 			corral_posture_add(ps, pr->which, CORRAL_PROMISE_NA, "%s: not asked for under network %s",
 					   pr->what, p->network == CORRAL_NET_HOST ? "host" : "loopback");
 		else if (abi >= pr->abi)
@@ -856,7 +856,12 @@ int corral_ll_plan_new(const struct corral_policy *p, const char *root_abs, stru
 	abi = corral_landlock_abi();
 	plan->abi = abi;
 	plan->handled_fs = corral_ll_fs_rights(abi);
-	if (p->network == CORRAL_NET_NONE && abi >= 4)
+	/*
+	 * "allow" too: the command itself connects nowhere by TCP; the
+	 * supervisor's helper, outside this domain, makes the one connect
+	 * it may (to the egress proxy).
+	 */
+	if ((p->network == CORRAL_NET_NONE || p->network == CORRAL_NET_ALLOW) && abi >= 4)
 		plan->handled_net = CORRAL_LL_NET_BIND_TCP | CORRAL_LL_NET_CONNECT_TCP;
 	if (abi >= 6)
 		plan->scoped = CORRAL_LL_SCOPE_SIGNAL | CORRAL_LL_SCOPE_ABSTRACT_UNIX_SOCKET;

@@ -209,6 +209,34 @@ static int k_network(struct corral_policy *p, const char *path, json_t *v, struc
 	return get_enum(path, v, corral_network_names, &p->network, err);
 }
 
+/* network "allow": the egress list (policy/allow.h), each entry kept in its canonical spelling. */
+static int k_allow(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err)
+{
+	struct corral_strv fresh = {};
+	size_t i;
+	json_t *e;
+
+	if (!json_is_array(v))
+		return type_error(path, "an array of hosts (\"pypi.org\", \"*.npmjs.org:443\", \"10.0.0.5:8080\")", err);
+	json_array_foreach(v, i, e) {
+		char epath[PATH_BUF];
+		int r;
+
+		snprintf(epath, sizeof(epath), "%s[%zu]", path, i);
+		if (!json_is_string(e))
+			r = type_error(epath, "a host: NAME, *.SUFFIX or an IP address, optionally :PORT", err);
+		else
+			r = corral_allow_add(&fresh, epath, json_string_value(e), err);
+		if (r < 0) {
+			strv_clear(&fresh);
+			return r;
+		}
+	}
+	strv_clear(&p->allow);
+	p->allow = fresh;
+	return 0;
+}
+
 static int k_proc(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err)
 {
 	return get_enum(path, v, corral_proc_names, &p->proc, err);
@@ -480,6 +508,7 @@ static const struct key_handler top_keys[] = {
 	{ "shell", k_shell },
 	{ "cwd", k_cwd },
 	{ "audit", k_audit },
+	{ "allow", k_allow },
 	{},
 };
 

@@ -41,6 +41,12 @@ int pv_env_name(const char *name, const char *s, struct corral_error *err);
 
 
 int env_set_put(struct corral_policy *p, const char *name, const char *value);
+/*
+ * Append the "allow" entry |s| (policy/allow.h) to |l| in its canonical
+ * spelling (a repeat is dropped); CORRAL_E_POLICY naming |name| when it is
+ * not a host.
+ */
+int corral_allow_add(struct corral_strv *l, const char *name, const char *s, struct corral_error *err);
 void env_set_remove(struct corral_policy *p, const char *name);
 const char *env_set_get(const struct corral_policy *p, const char *name);
 

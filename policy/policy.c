@@ -16,6 +16,7 @@ const struct corral_enum_name corral_network_names[] = {
 	{ "none", CORRAL_NET_NONE },
 	{ "loopback", CORRAL_NET_LOOPBACK },
 	{ "host", CORRAL_NET_HOST },
+	{ "allow", CORRAL_NET_ALLOW },
 	{},
 };
 const struct corral_enum_name corral_proc_names[] = {
@@ -382,7 +383,7 @@ _public_ struct corral_policy *corral_policy_dup(const struct corral_policy *p)
 	/* Scalars first; every owned pointer is then replaced by a fresh copy. */
 	*d = *p;
 	d->root = d->user = d->shell = d->cwd = d->audit = d->docker.image = NULL;
-	d->fs.read_only = d->fs.read_write = d->env.pass = (struct corral_strv){};
+	d->fs.read_only = d->fs.read_write = d->env.pass = d->allow = (struct corral_strv){};
 	d->env.set = NULL;
 	d->env.n_set = 0;
 	if (strdup_or_null(&d->root, p->root) < 0 || strdup_or_null(&d->user, p->user) < 0 ||
@@ -391,7 +392,7 @@ _public_ struct corral_policy *corral_policy_dup(const struct corral_policy *p)
 	    strdup_or_null(&d->docker.image, p->docker.image) < 0 ||
 	    strv_copy(&d->fs.read_only, &p->fs.read_only) < 0 ||
 	    strv_copy(&d->fs.read_write, &p->fs.read_write) < 0 ||
-	    strv_copy(&d->env.pass, &p->env.pass) < 0)
+	    strv_copy(&d->env.pass, &p->env.pass) < 0 || strv_copy(&d->allow, &p->allow) < 0)
 		goto fail;
 	for (size_t i = 0; i < p->env.n_set; i++)
 		if (env_set_put(d, p->env.set[i].name, p->env.set[i].value) < 0)
@@ -414,6 +415,7 @@ _public_ void corral_policy_free(struct corral_policy *p)
 	strv_clear(&p->fs.read_only);
 	strv_clear(&p->fs.read_write);
 	strv_clear(&p->env.pass);
+	strv_clear(&p->allow);
 	for (size_t i = 0; p->env.set && i < p->env.n_set; i++) {
 		free(p->env.set[i].name);
 		free(p->env.set[i].value);

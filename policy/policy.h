@@ -26,6 +26,8 @@ struct corral_policy {
 	char *root;         /* NULL: current directory at run time */
 	double timeout;     /* seconds, > 0 */
 	int network;        /* enum corral_network */
+	/* network "allow": egress destinations, canonical (policy/allow.h); key "allow", --allow */
+	struct corral_strv allow;
 	int proc;           /* enum corral_proc */
 	int compat;         /* enum corral_compat */
 	char *user;         /* NULL: default identity (DESIGN.md) */

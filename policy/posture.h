@@ -51,6 +51,11 @@
 	X(NET_UNIX_MEDIATED, "net.unix_mediated", CORRAL_PK_POSTURE, \
 	  "pathname Unix socket connects and sends checked against the allowed paths", \
 	  "seccomp user notification, answered by the supervisor") \
+	X(NET_EGRESS_ALLOW, "net.egress_allow", CORRAL_PK_POSTURE | CORRAL_PK_CHECK, \
+	  "network allow: connections reach only the hosts of the allow list (names resolved by corral; no raw IP, " \
+	  "UDP, DNS or listening socket unless listed)", \
+	  "seccomp user notification (every inet connect and addressed send goes to the supervisor: the egress proxy " \
+	  "only), corral's egress proxy, Landlock TCP rules") \
 	X(NET_UNIX_REFUSED, "net.unix_refused", CORRAL_PK_POSTURE, "Unix sockets refused", "seccomp socket filter") \
 	X(NET_NO_IO_URING, "net.no_io_uring", CORRAL_PK_POSTURE, "no io_uring (it would get around the socket filter)", \
 	  "seccomp") \

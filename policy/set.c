@@ -110,6 +110,8 @@ int corral_policy_overlay(struct corral_policy *p, const char *option, const cha
 			return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "%s: out of memory", name);
 		return 0;
 	}
+	if (strcmp(option, "allow") == 0)
+		return corral_allow_add(&p->allow, name, value, err);
 	if (strcmp(option, "net") == 0)
 		return pv_enum(name, corral_network_names, value, &p->network, err);
 	if (strcmp(option, "proc") == 0)

@@ -43,12 +43,14 @@ const struct corral_sc_rule corral_sc_rules[] = {
 	  CORRAL_P_NET_NO_SOCKETS, "network \"none\" with Unix mediation: AF_UNIX only (connect/send to a pathname "
 	  "socket is checked by the supervisor or Landlock ABI 9)" },
 	{ "socket", CORRAL_SC_NOT_IN, 0, { AF_INET, AF_INET6 }, 2, EACCES,
-	  CORRAL_SC_NET_LOOPBACK | CORRAL_SC_UNIX_REFUSED,
-	  CORRAL_P_NET_NO_SOCKETS, "network \"loopback\": inet and inet6 only, inside the private network namespace; "
-	  "no unix (as under \"none\"), netlink, packet, vsock or other family" },
+	  CORRAL_SC_NET_LOOPBACK | CORRAL_SC_NET_ALLOW | CORRAL_SC_UNIX_REFUSED,
+	  CORRAL_P_NET_NO_SOCKETS, "network \"loopback\" and \"allow\": inet and inet6 only (a private network "
+	  "namespace; or every connect mediated: the egress proxy only); no unix (as under \"none\"), netlink, "
+	  "packet, vsock or other family" },
 	{ "socket", CORRAL_SC_NOT_IN, 0, { AF_UNIX, AF_INET, AF_INET6 }, 3, EACCES,
-	  CORRAL_SC_NET_LOOPBACK | CORRAL_SC_UNIX_ALLOWED, CORRAL_P_NET_NO_SOCKETS,
-	  "network \"loopback\" with Unix mediation: inet, inet6 (private namespace) and unix (mediated)" },
+	  CORRAL_SC_NET_LOOPBACK | CORRAL_SC_NET_ALLOW | CORRAL_SC_UNIX_ALLOWED, CORRAL_P_NET_NO_SOCKETS,
+	  "network \"loopback\" and \"allow\" with Unix mediation: inet, inet6 (private namespace, or mediated "
+	  "connects) and unix (mediated)" },
 	{ "socket", CORRAL_SC_NOT_IN, 0, { AF_UNIX, AF_INET, AF_INET6, AF_NETLINK }, 4, EACCES,
 	  CORRAL_SC_NET_HOST, CORRAL_P_NET_NO_SOCKETS, "network \"host\": inet, inet6, unix and netlink only; no packet, vsock or other family" },
 	{ "socketpair", CORRAL_SC_NOT_IN, 0, { AF_UNIX }, 1, EACCES, ALL, CORRAL_P_NET_NO_SOCKETS,
@@ -224,6 +226,7 @@ bool corral_sc_rule_applies_unix(const struct corral_sc_rule *r, int network, in
 	case CORRAL_NET_NONE: bit = CORRAL_SC_NET_NONE; break;
 	case CORRAL_NET_LOOPBACK: bit = CORRAL_SC_NET_LOOPBACK; break;
 	case CORRAL_NET_HOST: bit = CORRAL_SC_NET_HOST; break;
+	case CORRAL_NET_ALLOW: bit = CORRAL_SC_NET_ALLOW; break;
 	default: return true; /* an unknown mode gets every rule: never less confined */
 	}
 	if (!(r->when & bit))

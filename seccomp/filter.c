@@ -249,6 +249,11 @@ static void add_promises(const struct corral_policy *p, int landlock_abi, bool u
 		corral_posture_add(ps, CORRAL_P_NET_NO_SOCKETS, CORRAL_PROMISE_ENFORCED,
 				   "socket() of every family, AF_UNIX included: refused by seccomp "
 				   "(socketpair(AF_UNIX) works)");
+	else if (p->network == CORRAL_NET_ALLOW)
+		corral_posture_add(ps, CORRAL_P_NET_NO_SOCKETS, CORRAL_PROMISE_ENFORCED,
+				   "network \"allow\": inet, inet6%s sockets only (refused by seccomp); their "
+				   "connects and addressed sends are mediated (net.egress_allow)",
+				   unix_allowed ? " and unix" : "");
 	else
 		corral_posture_add(ps, CORRAL_P_NET_NO_SOCKETS, CORRAL_PROMISE_NA,
 				   p->network == CORRAL_NET_LOOPBACK && unix_allowed ?
@@ -290,14 +295,18 @@ static uint32_t rule_action(const struct corral_sc_rule *r, bool notify_socket)
  * hand-over and TIOCGPTPEER always; connect and the sends only when it
  * mediates Unix sockets (|mediate_unix|).
  */
-static int add_mediation(scmp_filter_ctx ctx, int handover_fd, bool mediate_unix)
+static int add_mediation(scmp_filter_ctx ctx, int handover_fd, bool mediate_unix, bool mediate_inet)
 {
 	const uint32_t notify = SCMP_ACT_NOTIFY;
 	int r = 0;
 
-	if (!mediate_unix)
+	/* Network "allow": listen() too, so no inet socket can take connections from the host's network. */
+	if (mediate_inet)
+		r = seccomp_rule_add_exact(ctx, notify, SCMP_SYS(listen), 0);
+	if (!mediate_unix && !mediate_inet)
 		goto pty;
-	r = seccomp_rule_add_exact(ctx, notify, SCMP_SYS(connect), 0);
+	if (r == 0)
+		r = seccomp_rule_add_exact(ctx, notify, SCMP_SYS(connect), 0);
 	if (r == 0)
 		r = seccomp_rule_add_exact(ctx, notify, SCMP_SYS(sendmmsg), 0);
 	if (r == 0)
@@ -322,6 +331,8 @@ static int compile(const struct corral_policy *p, int landlock_abi, int optimize
 		   struct corral_error *err)
 {
 	_cleanup_(ctx_freep) scmp_filter_ctx ctx = NULL;
+	/* "allow" without the supervisor's mediation would be the host's network: "none"'s rules instead. */
+	int net = p->network == CORRAL_NET_ALLOW && handover_fd < 0 ? CORRAL_NET_NONE : p->network;
 	int r;
 
 	out->filter = NULL;
@@ -360,7 +371,7 @@ static int compile(const struct corral_policy *p, int landlock_abi, int optimize
 		const struct corral_sc_rule *rule = &corral_sc_rules[i];
 		int nr;
 
-		if (!corral_sc_rule_applies_unix(rule, p->network, landlock_abi, unix_allowed))
+		if (!corral_sc_rule_applies_unix(rule, net, landlock_abi, unix_allowed))
 			continue;
 		nr = seccomp_syscall_resolve_name(rule->syscall);
 		if (nr == __NR_SCMP_ERROR)
@@ -378,7 +389,7 @@ static int compile(const struct corral_policy *p, int landlock_abi, int optimize
 		/* The supervisor mediates Unix sockets itself (corral_unix_mode: CORRAL_UNIX_MEDIATED). */
 		bool mediate_unix = unix_allowed && landlock_abi < 9 && p->network != CORRAL_NET_HOST;
 
-		r = add_mediation(ctx, handover_fd, mediate_unix);
+		r = add_mediation(ctx, handover_fd, mediate_unix, p->network == CORRAL_NET_ALLOW);
 		if (r < 0)
 			return corral_err(err, CORRAL_E_SETUP, -r, "seccomp: Unix-socket mediation rules: %s",
 					  corral_strerror(-r));

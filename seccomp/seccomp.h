@@ -76,7 +76,8 @@ enum {
 	CORRAL_SC_UNIX_REFUSED = 1 << 4, /* only when socket(AF_UNIX) is refused (no Unix mediation) */
 	CORRAL_SC_UNIX_ALLOWED = 1 << 5, /* only when pathname Unix sockets are mediated
 					  * (supervisor/local/unotify/unotify.c, or Landlock ABI 9) */
-	CORRAL_SC_NET_ALL = CORRAL_SC_NET_NONE | CORRAL_SC_NET_LOOPBACK | CORRAL_SC_NET_HOST,
+	CORRAL_SC_NET_ALLOW = 1 << 6, /* network "allow": inet connects mediated (egress proxy only) */
+	CORRAL_SC_NET_ALL = CORRAL_SC_NET_NONE | CORRAL_SC_NET_LOOPBACK | CORRAL_SC_NET_HOST | CORRAL_SC_NET_ALLOW,
 };
 
 #define CORRAL_SC_MAX_VALUES 4

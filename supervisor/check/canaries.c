@@ -433,6 +433,68 @@ static int c_tcp(int argc, char **argv)
 	return say(CANARY_HELD, "socket created; connect to the host's listener: %s", ename(r));
 }
 
+/* CONNECT 127.0.0.1:|port| through the proxy |ip|:|pport|: the status code it answers, or -errno. */
+static int proxy_connect(const char *ip, int pport, const char *port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)pport) };
+	char req[96], buf[256];
+	int fd, n, code = 0;
+	size_t got = 0;
+
+	if (inet_pton(AF_INET, ip, &a.sin_addr) != 1)
+		return -EINVAL;
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	n = snprintf(req, sizeof(req), "CONNECT 127.0.0.1:%s HTTP/1.1\r\nHost: 127.0.0.1:%s\r\n\r\n", port, port);
+	if (write(fd, req, (size_t)n) != n) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	while (got < sizeof(buf) - 1 && !memchr(buf, '\n', got)) {
+		ssize_t k = read(fd, buf + got, sizeof(buf) - 1 - got);
+
+		if (k <= 0)
+			break;
+		got += (size_t)k;
+	}
+	buf[got] = '\0';
+	close(fd);
+	if (sscanf(buf, "HTTP/1.%*d %d", &code) != 1)
+		return -EPROTO;
+	return code;
+}
+
+/*
+ * egress LISTED UNLISTED (network "allow"): through the proxy HTTP_PROXY
+ * names, CONNECT to check's listener on 127.0.0.1:LISTED (listed: the
+ * control, 200) and to 127.0.0.1:UNLISTED (not listed: must be refused).
+ */
+static int c_egress(int argc, char **argv)
+{
+	const char *proxy = getenv("HTTP_PROXY");
+	char ip[32];
+	int pport, r;
+
+	if (!proxy || sscanf(proxy, "http://%31[0-9.]:%d", ip, &pport) != 2)
+		return control_failed("HTTP_PROXY naming corral's egress proxy", ENOENT);
+	r = proxy_connect(ip, pport, argv[0]);
+	if (r != 200)
+		return say(CANARY_INCONCLUSIVE, "control failed: CONNECT to the listed 127.0.0.1:%s answered %s%d",
+			   argv[0], r < 0 ? "-" : "", r < 0 ? -r : r);
+	r = proxy_connect(ip, pport, argv[1]);
+	if (r == 200)
+		return say(CANARY_BROKEN, "the proxy connected to the unlisted 127.0.0.1:%s", argv[1]);
+	return say(CANARY_HELD, "listed 127.0.0.1:%s reached through the proxy; unlisted 127.0.0.1:%s refused (%d)",
+		   argv[0], argv[1], r);
+}
+
 /*
  * udp FAMILY PORT: send one datagram to check's listener. Whether it
  * arrived is the parent's call ("sent" is not a verdict).
@@ -1442,6 +1504,7 @@ static const struct {
 	{ "read-outside", 1, c_read_outside },
 	{ "tcp", 2, c_tcp },
 	{ "udp", 2, c_udp },
+	{ "egress", 2, c_egress },
 	{ "families", 1, c_families },
 	{ "unix", 2, c_unix },
 	{ "io-uring", 0, c_io_uring },

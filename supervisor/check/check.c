@@ -813,6 +813,55 @@ static void net_canaries(struct check *c)
 	}
 }
 
+/*
+ * Network "allow": a sandbox whose list also holds check's IPv4 TCP
+ * listener; through its proxy the listener is reached (the control) and a
+ * second, unlisted listener is refused and never sees a connection.
+ */
+static int derived_sandbox(struct check *c, const char *option, const char *value, struct corral_sandbox **out,
+			   struct corral_error *err);
+
+static void egress_canaries(struct check *c)
+{
+	struct corral_sandbox *sb = NULL;
+	struct corral_result res = CORRAL_RESULT_INIT;
+	struct corral_error err = {};
+	char listed[32], port[16], other[16];
+	int ufd, uport = 0;
+
+	if (c->pol->network != CORRAL_NET_ALLOW) {
+		record(c, CORRAL_P_NET_EGRESS_ALLOW, "egress", R_NA, "network \"%s\": no allow list",
+		       corral_network_name(c->pol->network) ?: "?");
+		return;
+	}
+	ufd = listen_inet(AF_INET, SOCK_STREAM, &uport);
+	if (c->tcp[0] < 0 || ufd < 0) {
+		record(c, CORRAL_P_NET_EGRESS_ALLOW, "egress", R_INCONCLUSIVE, "no IPv4 loopback listener could be opened");
+		safe_close(ufd);
+		return;
+	}
+	snprintf(port, sizeof(port), "%d", c->port_tcp[0]);
+	snprintf(other, sizeof(other), "%d", uport);
+	snprintf(listed, sizeof(listed), "127.0.0.1:%d", c->port_tcp[0]);
+	if (derived_sandbox(c, "allow", listed, &sb, &err) < 0) {
+		record(c, CORRAL_P_NET_EGRESS_ALLOW, "egress", R_INCONCLUSIVE, "a sandbox listing %s: %s", listed,
+		       err.message);
+	} else if (exec_canary(c, sb, (const char *[]){ "egress", port, other, NULL }, CANARY_TIMEOUT, 0, &res,
+			       &err) < 0) {
+		record(c, CORRAL_P_NET_EGRESS_ALLOW, "egress", R_INCONCLUSIVE, "corral could not run the canary: %s",
+		       err.message);
+	} else {
+		if (listener_hit(ufd, true))
+			record(c, CORRAL_P_NET_EGRESS_ALLOW, "egress-unlisted", R_BROKEN,
+			       "the unlisted listener on 127.0.0.1:%s accepted a connection", other);
+		record_line(c, CORRAL_P_NET_EGRESS_ALLOW, "egress", CORRAL_P_NET_EGRESS_ALLOW, first_line(&res));
+		listener_hit(c->tcp[0], true); /* drained: the tcp canaries count from zero */
+		corral_result_clear(&res);
+	}
+	corral_sandbox_free(sb);
+	safe_close(ufd);
+}
+
 static void syscall_canaries(struct check *c)
 {
 	simple(c, CORRAL_P_SYSCALL_BYPASS, "io_uring", CORRAL_P_NET_NO_IO_URING, (const char *[]){ "io-uring", NULL });
@@ -959,6 +1008,9 @@ static void leak_canaries(struct check *c)
 	}
 	/* What corral itself sets (supervisor/local/env.c) plus what the policy lists. */
 	fputs("PATH,HOME,TMPDIR,LANG,TERM", fa);
+	/* Network "allow": the egress proxy's variables (supervisor/local/env.c). */
+	if (p->network == CORRAL_NET_ALLOW)
+		fputs(",HTTP_PROXY,HTTPS_PROXY,ALL_PROXY,http_proxy,https_proxy,all_proxy,NO_PROXY,no_proxy", fa);
 	for (size_t i = 0; i < p->env.pass.n; i++)
 		fprintf(fa, ",%s", p->env.pass.v[i]);
 	fputs("PATH,HOME", fr);
@@ -1361,8 +1413,7 @@ static char *build_report(struct check *c, bool *all_held)
 	for (size_t i = 0; i < c->sb->n_dropped; i++)
 		json_array_append_new(dropped, json_string(c->sb->dropped[i]));
 	json_object_set_new(o, "held", json_boolean(held));
-	json_object_set_new(o, "network", json_string(c->pol->network == CORRAL_NET_HOST ? "host" :
-						      c->pol->network == CORRAL_NET_LOOPBACK ? "loopback" : "none"));
+	json_object_set_new(o, "network", json_string(corral_network_name(c->pol->network) ?: "none"));
 	json_object_set_new(o, "compat",
 			    json_string(c->pol->compat == CORRAL_COMPAT_BEST_EFFORT ? "best-effort" : "strict"));
 	json_object_set_new(o, "landlock_abi", json_integer(corral_landlock_abi()));
@@ -1563,6 +1614,7 @@ _public_ int corral_check(const struct corral_policy *p, char **json_out, bool *
 	}
 	fs_canaries(&c, c.outside_covered);
 	net_canaries(&c);
+	egress_canaries(&c);
 	syscall_canaries(&c);
 	process_canaries(&c);
 	tty_canaries(&c);

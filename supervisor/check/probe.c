@@ -207,7 +207,7 @@ static const char *state_name(int state)
 
 static const char *network_name(int n)
 {
-	return n == CORRAL_NET_HOST ? "host" : n == CORRAL_NET_LOOPBACK ? "loopback" : "none";
+	return corral_network_name(n) ? corral_network_name(n) : "none";
 }
 
 /*
@@ -221,7 +221,8 @@ static bool posture_egress(const struct corral_policy *p, const struct corral_po
 {
 	bool socket_filter = false;
 
-	if (p->network == CORRAL_NET_HOST || !seccomp_ok)
+	/* "allow": the listed hosts, and only them (net.egress_allow says how). */
+	if (p->network == CORRAL_NET_HOST || p->network == CORRAL_NET_ALLOW || !seccomp_ok)
 		return true;
 	for (size_t i = 0; i < ps->n; i++) {
 		const struct corral_promise *pr = &ps->items[i];
@@ -390,6 +391,7 @@ _public_ int corral_probe(const struct corral_policy *p, char **json_out, struct
 		goto report;
 	}
 	corral_netns_posture(work, &netns, ps);
+	corral_egress_posture(work, ps);
 	{
 		struct corral_procns_plan procns;
 

@@ -39,7 +39,10 @@ static const char usage_options[] =
 	"  --root DIR             confinement root, read-write (default: current directory)\n"
 	"  --ro PATH              extra read-only (read+execute) path, repeatable\n"
 	"  --rw PATH              extra read-write path, repeatable\n"
-	"  --net none|loopback|host  network (default: none)\n"
+	"  --net none|loopback|host|allow\n"
+	"                         network (default: none); allow: only the --allow hosts\n"
+	"  --allow HOST[:PORT]    a destination for --net allow: NAME, *.SUFFIX or an IP\n"
+	"                         (ports 80 and 443 when none is given), repeatable\n"
 	"  --timeout SECONDS      wall-clock deadline, decimals allowed (default: 30)\n"
 	"  --memory SIZE          memory: a memory cgroup over the tree where one can be\n"
 	"                         made, else RLIMIT_AS; K/M/G suffixes (default: 1G)\n"
@@ -167,6 +170,7 @@ static const struct option common_longopts[] = {
 	{ "preset", required_argument, NULL, OPT_OVERLAY + 17 },
 	{ "audit", required_argument, NULL, OPT_OVERLAY + 18 },
 	{ "proc", required_argument, NULL, OPT_OVERLAY + 19 },
+	{ "allow", required_argument, NULL, OPT_OVERLAY + 20 },
 	{}
 };
 

@@ -167,6 +167,9 @@ int cli_mcp(int argc, char **argv)
 		 corral_policy_network(c.policy) == CORRAL_NET_NONE ? "none (downloads, package installs and name lookups "
 		 "fail; the user can allow them with --net or the policy's network key)." :
 		 corral_policy_network(c.policy) == CORRAL_NET_LOOPBACK ? "loopback only (127.0.0.1 and ::1)." :
+		 corral_policy_network(c.policy) == CORRAL_NET_ALLOW ? "only the hosts the user listed (--allow), "
+		 "through corral's proxy in HTTPS_PROXY/HTTP_PROXY, which curl, pip, npm and git over HTTPS use; "
+		 "other hosts, raw IP addresses, DNS lookups and UDP are refused (the denial names the host)." :
 		 "as the policy allows (its network key).");
 	if (corral_session_new(c.policy, &CORRAL_SESSION_OPTS(.approve = approve), on_event, NULL,
 			       &s, &err) < 0) {

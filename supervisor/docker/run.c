@@ -68,6 +68,21 @@ int corral_docker_prepare(const struct corral_policy *p, const char *root_abs, s
 	struct corral_docker *d = NULL;
 	int r;
 
+	/*
+	 * Network "allow" needs corral's egress proxy and connect mediation,
+	 * which a container does not get: strict refuses; best-effort runs
+	 * with --network none (stricter, never the host's) and says so.
+	 */
+	if (p->network == CORRAL_NET_ALLOW) {
+		if (p->compat != CORRAL_COMPAT_BEST_EFFORT)
+			return corral_err(err, CORRAL_E_UNENFORCEABLE, 0,
+					  "network \"allow\" is not enforced by the docker provider: use --provider "
+					  "local (its egress proxy keeps --allow), or --compat best-effort to run in "
+					  "docker with network \"none\"");
+		if (strv_add(&warnings, "network \"allow\" dropped: the docker provider does not enforce --allow; "
+			     "ran with --network none (no host reachable); --provider local enforces the list") < 0)
+			return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+	}
 	r = dk_find_client(environ, &client);
 	if (r == -ENOMEM)
 		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");

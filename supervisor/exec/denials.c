@@ -82,6 +82,10 @@ void corral_denials_socket(struct corral_denials *d, int network, const char *ca
 	 */
 	if (family == AF_NETLINK && network != CORRAL_NET_HOST) {
 		corral_denials_add(d, "network", what, "supervisor",
+				   network == CORRAL_NET_ALLOW ?
+				   "netlink (listing network interfaces) is refused under network allow; often "
+				   "harmless: most programs go on without it (the listed hosts stay reachable "
+				   "through the proxy)" :
 				   network == CORRAL_NET_LOOPBACK ?
 				   "netlink (listing network interfaces) is refused under network loopback; often "
 				   "harmless: most programs go on without it. Only if the command failed for want of "
@@ -95,6 +99,10 @@ void corral_denials_socket(struct corral_denials *d, int network, const char *ca
 			   network == CORRAL_NET_HOST ?
 			   "network is host: inet, inet6, Unix and netlink sockets only; this family is "
 			   "refused under every network mode" :
+			   network == CORRAL_NET_ALLOW ?
+			   "network is allow: only inet, inet6 and Unix sockets, their connects mediated (the "
+			   "egress proxy); this family is refused; pass --net host (policy key \"network\") "
+			   "for it" :
 			   network == CORRAL_NET_LOOPBACK ?
 			   "network is loopback: only inet, inet6 and Unix sockets inside a private network "
 			   "namespace; pass --net host (policy key \"network\") for this family" :

@@ -337,6 +337,13 @@ static int choose_provider(struct corral_sandbox *sb, struct corral_error *err)
 {
 	struct corral_error derr = {};
 
+	if (sb->policy->network == CORRAL_NET_ALLOW) {
+		/* Only the local provider enforces an allow list (docs/providers.md). */
+		sb->policy->provider = CORRAL_PROVIDER_LOCAL;
+		sb->auto_why = strdup("provider auto ran this with the local provider: network \"allow\" (the "
+				      "egress proxy) is enforced by the local provider only");
+		return sb->auto_why ? 0 : corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+	}
 	sb->policy->provider = corral_docker_usable(sb->policy, &derr) == 0 ? CORRAL_PROVIDER_DOCKER
 									    : CORRAL_PROVIDER_LOCAL;
 	if (sb->policy->provider == CORRAL_PROVIDER_LOCAL &&
@@ -495,6 +502,13 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 		r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
 		goto fail;
 	}
+	if (sb->policy->allow.n && sb->policy->network != CORRAL_NET_ALLOW) {
+		r = corral_err(err, CORRAL_E_POLICY, 0,
+			       "allow: %zu host(s) listed but network is \"%s\": pass --net allow (policy key "
+			       "\"network\") to reach only them, or drop the --allow entries",
+			       sb->policy->allow.n, corral_network_name(sb->policy->network));
+		goto fail;
+	}
 	if (sb->policy->provider == CORRAL_PROVIDER_AUTO) {
 		r = choose_provider(sb, err);
 		if (r < 0)
@@ -526,6 +540,7 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 
 	/* First: best-effort may turn "loopback" into "none" for every module below. */
 	corral_netns_posture(sb->policy, &sb->netns, &sb->posture);
+	corral_egress_posture(sb->policy, &sb->posture);
 	corral_procns_posture(sb->policy, &sb->procns, &sb->posture);
 
 	r = corral_identity_decide(sb, err);
@@ -536,6 +551,12 @@ _public_ int corral_sandbox_new(const struct corral_policy *p, struct corral_san
 	r = corral_ll_plan_new(sb->policy, sb->root, &sb->posture, &sb->ll, err);
 	if (r < 0)
 		goto fail;
+	if (sb->policy->network == CORRAL_NET_ALLOW) {
+		/* Before the filter's plan: the mediation lets connects reach this listener only. */
+		r = corral_egress_new(sb->policy, &sb->egress, err);
+		if (r < 0)
+			goto fail;
+	}
 	r = build_filter(sb, err);
 	if (r < 0)
 		goto fail;
@@ -578,6 +599,7 @@ _public_ void corral_sandbox_free(struct corral_sandbox *sb)
 	corral_docker_free(sb->docker);
 	corral_ll_plan_free(sb->ll);
 	corral_unotify_plan_free(sb->unotify);
+	corral_egress_free(sb->egress);
 	if (sb->have_bpf || sb->bpf.filter)
 		corral_bpf_free(&sb->bpf);
 	for (size_t i = 0; i < sb->n_dropped; i++)
@@ -973,6 +995,7 @@ static int sandbox_exec(struct corral_sandbox *sb, const struct corral_exec_opts
 				      .rlimits = &rl,
 			      },
 			      &o, res, err);
+	corral_egress_drain(sb->egress, &denials);
 	if (r == 0)
 		corral_denials_collect(&denials, sb, &run, res);
 	if (r == 0 && sb->n_dropped) {

@@ -24,6 +24,7 @@
 #include "supervisor/exec/denials.h"
 #include "supervisor/local/procns.h"
 #include "supervisor/local/unotify/unotify.h"
+#include "supervisor/local/egress/egress.h"
 #include "policy/posture.h"
 
 struct corral_docker;
@@ -128,6 +129,7 @@ struct corral_sandbox {
 	struct corral_procns_plan procns; /* proc "private" (supervisor/local/procns.c) */
 	int unix_mode;                  /* enum corral_unix_mode (supervisor/local/unotify/unotify.c) */
 	struct corral_unotify_plan *unotify; /* CORRAL_UNIX_MEDIATED only */
+	struct corral_egress *egress;   /* network "allow": the egress proxy (supervisor/local/egress/) */
 };
 
 /* One run's confinement state, prepared by the parent before fork. */

@@ -80,6 +80,23 @@ int corral_env_build(struct corral_sandbox *sb, struct corral_error *err)
 	for (size_t i = 0; !r && i < p->env.n_set; i++)
 		if (p->env.set[i].name && p->env.set[i].value)
 			r = env_put(sb, &alloc, p->env.set[i].name, p->env.set[i].value);
+	/*
+	 * Network "allow": the egress proxy, for every client that reads the
+	 * usual variables (curl, pip, npm, git, Python, Go, ...). NO_PROXY
+	 * empty: no destination goes around it (none could: only the proxy is
+	 * reachable).
+	 */
+	if (sb->egress) {
+		static const char *const vars[] = { "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy",
+						    "https_proxy", "all_proxy" };
+
+		for (size_t i = 0; !r && i < ARRAY_SIZE(vars); i++)
+			r = env_put(sb, &alloc, vars[i], corral_egress_url(sb->egress));
+		if (!r)
+			r = env_put(sb, &alloc, "NO_PROXY", "");
+		if (!r)
+			r = env_put(sb, &alloc, "no_proxy", "");
+	}
 	if (r < 0)
 		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
 	sb->path = NULL;

@@ -186,7 +186,7 @@ void corral_netns_posture(struct corral_policy *p, struct corral_netns_plan *pla
 	if (p->network != CORRAL_NET_LOOPBACK) {
 		corral_posture_add(ps, CORRAL_P_NET_LOOPBACK_NAMESPACE, CORRAL_PROMISE_NA,
 				   "network \"%s\": no private network namespace asked for",
-				   p->network == CORRAL_NET_HOST ? "host" : "none");
+				   corral_network_name(p->network));
 		return;
 	}
 	if (corral_netns_check(plan, why, sizeof(why)) == 0) {

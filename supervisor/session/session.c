@@ -201,8 +201,7 @@ static void audit(struct corral_session *s, struct call *c, const struct corral_
 	json_object_set_new(l, "cwd", json_string(cwd ? cwd : "."));
 	json_object_set_new(l, "policy_sha256", json_string(s->policy_sha256));
 	json_object_set_new(l, "provider", json_string(s->docker ? "docker" : "local"));
-	json_object_set_new(l, "network", json_string(s->sb->policy->network == CORRAL_NET_LOOPBACK ? "loopback" :
-						      s->sb->policy->network == CORRAL_NET_HOST ? "host" : "none"));
+	json_object_set_new(l, "network", json_string(corral_network_name(s->sb->policy->network) ?: "none"));
 	json_object_set_new(l, "started_at", json_string(c->started_at));
 	json_object_set_new(l, "ended_at", json_string(ended));
 	if (res) {

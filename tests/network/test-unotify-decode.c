@@ -110,7 +110,7 @@ static void test_errors(void **state)
 	} cases[] = {
 		{ "connect, address unmapped", __NR_connect, { 3, 0x1000, 16 }, -EFAULT },
 		{ "connect, address past the end", __NR_connect, { 3, BASE + sizeof(mem) - 4, 16 }, -EFAULT },
-		{ "connect, address longer than sockaddr_un", __NR_connect, { 3, BASE, CORRAL_UN_ADDR_MAX + 1 }, -EINVAL },
+		{ "connect, address longer than sockaddr_storage", __NR_connect, { 3, BASE, CORRAL_UN_ADDR_MAX + 1 }, -EINVAL },
 		{ "connect, no address", __NR_connect, { 3, 0, 0 }, 0 },
 		{ "connect, length without pointer", __NR_connect, { 3, 0, 16 }, 0 },
 		{ "sendto, payload unmapped", __NR_sendto, { 3, 0x1000, 8, 0, 0, 0 }, -EFAULT },

@@ -75,7 +75,7 @@ expect "show --memory 12Q" 125 \
 	"corral: --memory: bad size '12Q' (expected an integer with an optional K/M/G/T suffix, e.g. 512M)" \
 	"$CORRAL" policy show --memory 12Q
 expect "show --timeout 0" 125 "corral: --timeout: must be greater than 0" "$CORRAL" policy show --timeout 0
-expect "show --net wifi" 125 "corral: --net: unknown value 'wifi' (expected none|loopback|host)" \
+expect "show --net wifi" 125 "corral: --net: unknown value 'wifi' (expected none|loopback|host|allow)" \
 	"$CORRAL" policy show --net wifi
 
 # Every JSON example in docs/policy.md is a valid policy.

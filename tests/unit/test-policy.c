@@ -69,7 +69,8 @@ static const char default_dump[] =
 	"  },\n"
 	"  \"shell\": null,\n"
 	"  \"cwd\": null,\n"
-	"  \"audit\": null\n"
+	"  \"audit\": null,\n"
+	"  \"allow\": []\n"
 	"}\n";
 
 /* The value at a dotted key path of a policy's dump, as compact JSON. */
@@ -248,6 +249,8 @@ static const struct {
 	{ "{\"cwd\": null}", "cwd", "null" },
 	{ "{\"audit\": \"/var/log/corral//audit.jsonl\"}", "audit", "\"/var/log/corral/audit.jsonl\"" },
 	{ "{\"audit\": null}", "audit", "null" },
+	{ "{\"allow\": [\"PyPI.org.\", \"*.npmjs.org:443\", \"[::1]:8080\", \"pypi.org\"]}", "allow",
+	  "[\"pypi.org\",\"*.npmjs.org:443\",\"[::1]:8080\"]" },
 };
 
 static void test_valid(void **state)
@@ -290,7 +293,7 @@ static const struct {
 	/* provider, network, compat */
 	{ "{\"provider\": \"podman\"}", "provider: unknown value 'podman' (expected local|docker|auto)" },
 	{ "{\"provider\": 1}", "provider: expected a string" },
-	{ "{\"network\": \"internet\"}", "network: unknown value 'internet' (expected none|loopback|host)" },
+	{ "{\"network\": \"internet\"}", "network: unknown value 'internet' (expected none|loopback|host|allow)" },
 	{ "{\"network\": null}", "network: expected a string" },
 	{ "{\"proc\": \"hidden\"}", "proc: unknown value 'hidden' (expected host|private)" },
 	{ "{\"compat\": \"lenient\"}", "compat: unknown value 'lenient' (expected strict|best-effort)" },
@@ -301,6 +304,8 @@ static const struct {
 	/* audit */
 	{ "{\"audit\": \"audit.log\"}", "audit: 'audit.log' is not an absolute path" },
 	{ "{\"audit\": true}", "audit: expected an absolute path or null" },
+	{ "{\"allow\": [\"*\"]}", "allow[0]: '*': \"*\" would allow every host: list the hosts, or use network \"host\"" },
+	{ "{\"allow\": \"pypi.org\"}", "allow: expected an array of hosts (\"pypi.org\", \"*.npmjs.org:443\", \"10.0.0.5:8080\")" },
 	/* cwd */
 	{ "{\"cwd\": \"\"}", "cwd: empty path (use \".\" for the root)" },
 	{ "{\"cwd\": 3}", "cwd: expected a path relative to the root, or null" },
@@ -575,7 +580,7 @@ static const struct {
 	{ "cpu", "1.5", "--cpu: bad integer '1.5'", CORRAL_E_POLICY },
 	{ "procs", "99999999999999999999999", "--procs: must be at most 2147483647", CORRAL_E_POLICY },
 	{ "open-files", "-3", "--open-files: bad integer '-3'", CORRAL_E_POLICY },
-	{ "net", "internet", "--net: unknown value 'internet' (expected none|loopback|host)", CORRAL_E_POLICY },
+	{ "net", "internet", "--net: unknown value 'internet' (expected none|loopback|host|allow)", CORRAL_E_POLICY },
 	{ "provider", "vm", "--provider: unknown value 'vm' (expected local|docker|auto)", CORRAL_E_POLICY },
 	{ "compat", "", "--compat: unknown value '' (expected strict|best-effort)", CORRAL_E_POLICY },
 	{ "root", "", "--root: empty path", CORRAL_E_POLICY },

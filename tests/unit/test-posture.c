@@ -36,7 +36,7 @@ static void test_table(void **state)
 static void test_check_groups(void **state)
 {
 	static const char *const want[] = {
-		"fs.write", "fs.read", "net.no_inet", "net.families", "net.unix", "syscall.bypass",
+		"fs.write", "fs.read", "net.no_inet", "net.families", "net.unix", "net.egress_allow", "syscall.bypass",
 		"proc.isolation", "proc.private", "tty.no_injection", "priv.none", "lifetime", "leak.fds", "leak.env",
 		"limits.memory", "limits.cpu", "limits.processes", "limits.file_size", "limits.open_files",
 		"limits.output",

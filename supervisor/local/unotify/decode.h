@@ -13,12 +13,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/un.h>
 
 #define CORRAL_UN_PAYLOAD_MAX (64 * 1024) /* bytes one mediated send carries (stream: a short write) */
 #define CORRAL_UN_CONTROL_MAX 4096
 #define CORRAL_UN_IOV_MAX 1024            /* UIO_MAXIOV: more is EMSGSIZE, as the kernel says */
-#define CORRAL_UN_ADDR_MAX (sizeof(struct sockaddr_un) + 8)
+/* The kernel takes addresses up to a sockaddr_storage (move_addr_to_kernel): so does the mediation. */
+#define CORRAL_UN_ADDR_MAX (sizeof(struct sockaddr_storage))
 
 /*
  * Copy |len| bytes at |remote| of the caller into |local|: 0 or -errno
@@ -55,7 +57,7 @@ struct corral_un_req {
  * Decode the call in |d| (x86-64/native numbers) into |req|, the payload
  * into |payload| (at most |cap| bytes). 0, or -errno to answer the caller
  * with: ENOSYS for a call the mediation does not take, EFAULT for memory
- * it cannot read, EINVAL for an address longer than a sockaddr_un,
+ * it cannot read, EINVAL for an address longer than a sockaddr_storage,
  * ENOBUFS for more control data than CORRAL_UN_CONTROL_MAX, EMSGSIZE for
  * more than CORRAL_UN_IOV_MAX iovecs.
  */

@@ -47,6 +47,7 @@
 #include <termios.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -63,6 +64,7 @@
 #include "supervisor/exec/denials.h"
 #include "supervisor/exec/sandbox.h"
 #include "supervisor/local/unotify/unotify.h"
+#include "supervisor/local/egress/egress.h"
 
 #include "supervisor/local/unotify/unotify-private.h"
 
@@ -761,6 +763,109 @@ static int send_request(struct corral_unotify *u, int hi, const int *fds, int nf
 	return 0;
 }
 
+/* "tcp 1.2.3.4:443" for a denial, from the caller's (copied) inet address. */
+static void inet_what(const struct corral_un_req *rq, int type, char *out, size_t len)
+{
+	const char *proto = type == SOCK_STREAM ? "tcp" : type == SOCK_DGRAM ? "udp" : "inet";
+	char ip[INET6_ADDRSTRLEN] = "?";
+	unsigned port = 0;
+	sa_family_t fam = AF_UNSPEC;
+
+	if (rq->addr_len >= sizeof(fam))
+		memcpy(&fam, rq->addr, sizeof(fam));
+	if (fam == AF_INET && rq->addr_len >= sizeof(struct sockaddr_in)) {
+		struct sockaddr_in a;
+
+		memcpy(&a, rq->addr, sizeof(a));
+		inet_ntop(AF_INET, &a.sin_addr, ip, sizeof(ip));
+		port = ntohs(a.sin_port);
+		snprintf(out, len, "%s %s:%u", proto, ip, port);
+	} else if (fam == AF_INET6 && rq->addr_len >= sizeof(struct sockaddr_in6)) {
+		struct sockaddr_in6 a;
+
+		memcpy(&a, rq->addr, sizeof(a));
+		inet_ntop(AF_INET6, &a.sin6_addr, ip, sizeof(ip));
+		port = ntohs(a.sin6_port);
+		snprintf(out, len, "%s [%s]:%u", proto, ip, port);
+	} else {
+		snprintf(out, len, "%s address of family %d", proto, (int)fam);
+	}
+}
+
+/*
+ * Network "allow": an inet connect or addressed send. Only a TCP connect
+ * to the egress proxy goes on, to the supervisor's own copy of its
+ * address; a disconnect (AF_UNSPEC) goes as copied; the rest is refused
+ * (EACCES, as Landlock's TCP rule answers) and counted. 0 or -errno.
+ */
+static int egress_only(struct corral_unotify *u, const struct corral_un_req *rq, struct hreq *h, int type)
+{
+	struct corral_egress *e = u->plan->egress;
+	sa_family_t fam = AF_UNSPEC;
+	char what[96];
+
+	if (rq->addr_len >= sizeof(fam))
+		memcpy(&fam, rq->addr, sizeof(fam));
+	if (h->op == OP_CONNECT && fam == AF_UNSPEC)
+		return 0;
+	if (h->op == OP_CONNECT && type == SOCK_STREAM && corral_egress_is_proxy(e, rq->addr, rq->addr_len)) {
+		memset(h->addr, 0, sizeof(h->addr));
+		memcpy(h->addr, corral_egress_addr(e), sizeof(struct sockaddr_in));
+		h->addr_len = sizeof(struct sockaddr_in);
+		h->addr_mode = ADDR_COPY;
+		corral_egress_kick(e);
+		return 0;
+	}
+	inet_what(rq, type, what, sizeof(what));
+	corral_denials_add(u->denials, "network", what, "supervisor",
+			   type == SOCK_DGRAM ?
+			   "network \"allow\": UDP is refused, DNS included (names are resolved by corral's egress "
+			   "proxy); reach a listed host by name with a proxy-aware client (HTTPS_PROXY is set), or "
+			   "add --allow HOST for a new one" :
+			   "network \"allow\": direct connections are refused; reach a listed host by name through "
+			   "the proxy in HTTPS_PROXY/HTTP_PROXY (curl, pip, npm, git do), or add --allow HOST[:PORT] "
+			   "(an IP address only when listed as written)");
+	return -EACCES;
+}
+
+/*
+ * listen() under network "allow": a Unix socket's goes on (the supervisor
+ * calls listen on its copy of the socket, the same socket); an inet one is
+ * refused, so nothing on the host's network can connect in.
+ */
+static void mediate_listen(struct corral_unotify *u, const struct seccomp_notif *q)
+{
+	int pidfd = open_task_pidfd((pid_t)q->pid), sock = -1, domain = 0, err = 0;
+	socklen_t olen = sizeof(domain);
+
+	if (pidfd < 0 || !id_valid(u, q->id)) {
+		err = ESRCH;
+		goto answer;
+	}
+	sock = (int)syscall(__NR_pidfd_getfd, pidfd, (int)q->data.args[0], 0);
+	if (sock < 0) {
+		err = errno == ESRCH ? ESRCH : EBADF;
+		goto answer;
+	}
+	if (getsockopt(sock, SOL_SOCKET, SO_DOMAIN, &domain, &olen) < 0) {
+		err = errno == ENOTSOCK ? ENOTSOCK : EBADF;
+		goto answer;
+	}
+	if (domain != AF_UNIX) {
+		corral_denials_add(u->denials, "network", "listen on an inet socket", "supervisor",
+				   "network \"allow\" reaches out to listed hosts only and takes no connection in; "
+				   "for a local server the command talks to itself, use --net loopback");
+		err = EACCES;
+		goto answer;
+	}
+	err = listen(sock, (int)q->data.args[1]) < 0 ? errno : 0;
+answer:
+	respond(u, q->id, 0, err);
+	if (sock >= 0)
+		release_fds(u, -1, &sock, 1);
+	safe_close(pidfd);
+}
+
 /*
  * Handle one connect/sendto/sendmsg/sendmmsg: decode it (decode.c), take
  * the caller's socket, check a Unix pathname address, and hand the call to
@@ -829,6 +934,13 @@ static void mediate(struct corral_unotify *u)
 		goto answer;
 	}
 
+	if (u->plan->network == CORRAL_NET_ALLOW && (domain == AF_INET || domain == AF_INET6) &&
+	    (h->op == OP_CONNECT || rq->addr_len)) {
+		err = -egress_only(u, rq, h, type);
+		if (err)
+			goto answer;
+	}
+
 	/* Only a Unix socket's pathname address is a security decision here; anything else goes as copied. */
 	ak = corral_un_addr_kind(rq, domain, name, sizeof(name));
 	if (ak == CORRAL_UN_ADDR_ABSTRACT) {
@@ -895,6 +1007,9 @@ static void serve(struct corral_unotify *u)
 			pty_peer(u, q);
 		else
 			respond(u, q->id, 0, ENOSYS);
+		return;
+	case __NR_listen:
+		mediate_listen(u, q);
 		return;
 	case __NR_socket:
 		/*

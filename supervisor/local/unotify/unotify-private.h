@@ -36,6 +36,7 @@ struct corral_unotify_plan {
 	gid_t gid;
 	bool inet; /* the network mode lets inet sockets connect and address sends (not "none") */
 	int network; /* enum corral_network, for the denials' hints */
+	struct corral_egress *egress; /* network "allow": the only inet destination (the sandbox's) */
 };
 
 /*
@@ -63,7 +64,7 @@ struct hreq {
 	uint32_t payload_len;
 	uint32_t n_rights;
 	uint32_t ctl_len; /* inet-level control messages, after the payload */
-	uint8_t addr[sizeof(struct sockaddr_un) + 8];
+	uint8_t addr[CORRAL_UN_ADDR_MAX];
 };
 
 struct hrep {

@@ -46,7 +46,7 @@
  * The hand-over fd of a supervisor listener, when this host and |p| allow
  * one; else -1 with |why| saying what is missing.
  */
-static int listener_handover(const struct corral_policy *p, char *why, size_t why_len)
+int corral_unotify_handover(const struct corral_policy *p, char *why, size_t why_len)
 {
 	struct rlimit own;
 
@@ -80,6 +80,26 @@ int corral_unix_mode(const struct corral_policy *p, int landlock_abi, int *hando
 	char why[200] = "";
 
 	*handover_fd = -1;
+	if (p->network == CORRAL_NET_ALLOW) {
+		/*
+		 * Every inet connect goes to the supervisor (the egress proxy
+		 * only), whatever becomes of Unix sockets; the sandbox checked
+		 * the listener can be had (corral_egress_posture).
+		 */
+		*handover_fd = corral_unotify_handover(p, why, sizeof(why));
+		if (*handover_fd >= 0 && !(force && strcmp(force, "0") == 0)) {
+			corral_posture_add(ps, CORRAL_P_NET_UNIX_MEDIATED, CORRAL_PROMISE_ENFORCED,
+					   "connect/sendto/sendmsg of Unix sockets checked by the supervisor "
+					   "(seccomp user notification): only socket files under the root, the "
+					   "private tmp and read_write paths; abstract addresses refused");
+			return CORRAL_UNIX_MEDIATED;
+		}
+		if (!*why)
+			snprintf(why, sizeof(why), "CORRAL_TEST_UNIX_MEDIATION=0");
+		corral_posture_add(ps, CORRAL_P_NET_UNIX_REFUSED, CORRAL_PROMISE_ENFORCED,
+				   "socket(AF_UNIX) refused (socketpair works): %s", why);
+		return CORRAL_UNIX_REFUSED;
+	}
 	if (force && strcmp(force, "0") == 0) {
 		snprintf(why, sizeof(why), "CORRAL_TEST_UNIX_MEDIATION=0");
 	} else if (p->network == CORRAL_NET_HOST || landlock_abi >= 9) {
@@ -88,7 +108,7 @@ int corral_unix_mode(const struct corral_policy *p, int landlock_abi, int *hando
 		 * (TIOCGPTPEER) and the denials' socket() counts still go
 		 * through a listener when the host can have one.
 		 */
-		*handover_fd = listener_handover(p, why, sizeof(why));
+		*handover_fd = corral_unotify_handover(p, why, sizeof(why));
 		if (p->network == CORRAL_NET_HOST) {
 			corral_posture_add(ps, CORRAL_P_NET_UNIX_MEDIATED, CORRAL_PROMISE_NA,
 					   "network \"host\": Unix sockets are not confined");
@@ -98,7 +118,7 @@ int corral_unix_mode(const struct corral_policy *p, int landlock_abi, int *hando
 				   "pathname Unix sockets reachable only under the root and read_write paths: "
 				   "Landlock ABI 9 (RESOLVE_UNIX); abstract ones scoped");
 		return CORRAL_UNIX_LANDLOCK;
-	} else if ((*handover_fd = listener_handover(p, why, sizeof(why))) >= 0) {
+	} else if ((*handover_fd = corral_unotify_handover(p, why, sizeof(why))) >= 0) {
 		corral_posture_add(ps, CORRAL_P_NET_UNIX_MEDIATED, CORRAL_PROMISE_ENFORCED,
 				   "connect/sendto/sendmsg of Unix sockets checked by the supervisor "
 				   "(seccomp user notification): only socket files under the root, the "
@@ -171,6 +191,7 @@ int corral_unotify_plan_new(const struct corral_sandbox *sb, int handover_fd,
 	plan->gid = sb->gid;
 	plan->inet = sb->policy->network != CORRAL_NET_NONE;
 	plan->network = sb->policy->network;
+	plan->egress = sb->egress;
 	*out = plan;
 	return 0;
 }

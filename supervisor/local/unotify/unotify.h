@@ -45,6 +45,13 @@ enum corral_unix_mode {
 int corral_unix_mode(const struct corral_policy *p, int landlock_abi, int *handover_fd,
 		     struct corral_posture *ps);
 
+/*
+ * The hand-over fd of a supervisor listener for |p| on this host (seccomp
+ * user notification, pidfd_getfd, Yama, limits.open_files), or -1 with
+ * |why| saying what is missing.
+ */
+int corral_unotify_handover(const struct corral_policy *p, char *why, size_t why_len);
+
 /* Sandbox side: the bases a pathname may resolve under, the identity, the hand-over fd. */
 struct corral_unotify_plan;
 int corral_unotify_plan_new(const struct corral_sandbox *sb, int handover_fd,

@@ -64,6 +64,27 @@ int cli_default_root(struct corral_policy *p, struct corral_error *err);
  */
 int cli_hold_stdio(bool closed[3]);
 
+/*
+ * corral session and corral mcp: stdin read line by line until it ends, a
+ * handler says stop, or SIGTERM, SIGINT or SIGHUP arrives (SIGPIPE is
+ * ignored). Each non-blank line goes to |on_line| without its newline; a
+ * last line without one counts; a line longer than |max| bytes goes once,
+ * cut short (to be answered as too large), and the rest of it is dropped.
+ * |on_line| returns non-zero to stop. Returns the signal that ended the
+ * reading, or 0.
+ */
+int cli_serve_lines(size_t max, int (*on_line)(void *ud, const char *line, size_t len), void *ud);
+
+/* One line and its newline on stdout, whole, under a lock (any thread); lost when stdout is gone. */
+void cli_write_line(const char *line, size_t len);
+
+/*
+ * argv without "--approve CMD" (the session's own option; the rest are
+ * run's) and without anything from "--" on: a new array of |*n| entries
+ * (free it), the borrowed strings of argv; NULL when out of memory.
+ */
+char **cli_take_approve(int argc, char **argv, const char **approve, int *n);
+
 int cli_run(int argc, char **argv);
 int cli_probe(int argc, char **argv);
 int cli_policy(int argc, char **argv);

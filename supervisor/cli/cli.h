@@ -78,12 +78,22 @@ int cli_serve_lines(size_t max, int (*on_line)(void *ud, const char *line, size_
 /* One line and its newline on stdout, whole, under a lock (any thread); lost when stdout is gone. */
 void cli_write_line(const char *line, size_t len);
 
+/* What corral session and corral mcp say of themselves in their argument errors and help. */
+struct cli_session_cmd {
+	const char *name;     /* "session" */
+	const char *help;     /* printed after run's options on --help */
+	const char *operands; /* why no operand: "requests come on stdin, ..." */
+	const char *output;   /* what stdout carries: "events" */
+};
+
 /*
- * argv without "--approve CMD" (the session's own option; the rest are
- * run's) and without anything from "--" on: a new array of |*n| entries
- * (free it), the borrowed strings of argv; NULL when out of memory.
+ * The arguments of corral session and corral mcp: run's options and
+ * --approve CMD (|*approve|), no operand, stdout open, the root defaulted
+ * to the current directory. 0 with |c| filled (cli_common_clear it); -1
+ * after help (exit 0); otherwise the exit code, the error printed.
  */
-char **cli_take_approve(int argc, char **argv, const char **approve, int *n);
+int cli_session_args(int argc, char **argv, const struct cli_session_cmd *cmd, struct cli_common *c,
+		     const char **approve);
 
 int cli_run(int argc, char **argv);
 int cli_probe(int argc, char **argv);

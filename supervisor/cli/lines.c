@@ -48,13 +48,11 @@ void cli_write_line(const char *line, size_t len)
 	pthread_mutex_unlock(&out_lock);
 }
 
-char **cli_take_approve(int argc, char **argv, const char **approve, int *n)
+/* argv without "--approve CMD" and without anything from "--" on; |*n| entries. */
+static int take_approve(int argc, char **argv, char **args, const char **approve)
 {
-	char **args = calloc((size_t)argc + 1, sizeof(*args));
+	int n = 0;
 
-	*n = 0;
-	if (!args)
-		return NULL;
 	for (int i = 0; i < argc; i++) {
 		if (i > 0 && strcmp(argv[i], "--approve") == 0 && i + 1 < argc) {
 			*approve = argv[++i];
@@ -62,9 +60,50 @@ char **cli_take_approve(int argc, char **argv, const char **approve, int *n)
 		}
 		if (strcmp(argv[i], "--") == 0)
 			break;
-		args[(*n)++] = argv[i];
+		args[n++] = argv[i];
 	}
-	return args;
+	return n;
+}
+
+static int session_args(int n, char **args, const struct cli_session_cmd *cmd, const bool closed[3],
+			struct cli_common *c)
+{
+	struct corral_error err = {};
+	int optind_, r = cli_parse_common(n, args, cmd->name, false, c, &optind_);
+
+	if (r == -1)
+		fputs(cmd->help, stdout);
+	if (r)
+		return r;
+	if (optind_ < n)
+		r = cli_fail(false, CORRAL_E_USAGE, "%s: unexpected argument '%s' (%s)", cmd->name, args[optind_],
+			     cmd->operands);
+	else if (closed[1])
+		r = cli_fail(false, CORRAL_E_USAGE, "%s: standard output is closed: the %s would go nowhere", cmd->name,
+			     cmd->output);
+	else if (cli_default_root(c->policy, &err) < 0)
+		r = cli_fail_err(false, &err);
+	if (r)
+		cli_common_clear(c);
+	return r;
+}
+
+int cli_session_args(int argc, char **argv, const struct cli_session_cmd *cmd, struct cli_common *c,
+		     const char **approve)
+{
+	bool closed[3] = {};
+	char **args;
+	int r;
+
+	if (cli_hold_stdio(closed) < 0)
+		return CLI_EXIT_ERROR;
+	/* --approve CMD is the session's own option; the rest are run's (--audit among them). */
+	args = calloc((size_t)argc + 1, sizeof(*args));
+	if (!args)
+		return cli_fail(false, CORRAL_E_INTERNAL, "out of memory");
+	r = session_args(take_approve(argc, argv, args, approve), args, cmd, closed, c);
+	free(args);
+	return r;
 }
 
 static void on_signal(int sig)

@@ -74,50 +74,28 @@ static void write_instructions(const struct corral_policy *p, char *buf, size_t 
 int cli_mcp(int argc, char **argv)
 {
 	static const struct corral_mcp_ops ops = { op_send, op_submit, op_cancel, op_log };
+	static const struct cli_session_cmd cmd = {
+		.name = "mcp",
+		.help = "\nMCP options (--audit FILE logs one line per call):\n"
+			"  --approve CMD          ask CMD (sh -c, on the host, the request's JSON on stdin) before each\n"
+			"                         bash, exec and file-tool call; non-zero exit: a tool error \"denied\"\n"
+			"\nA Model Context Protocol server on stdin/stdout (JSON-RPC 2.0, one message per line) serving\n"
+			"the session's tools: bash, exec, read_file, write_file, edit_file, list_dir, grep, job_output,\n"
+			"job_kill, status. MCP client configuration:\n"
+			"  {\"mcpServers\": {\"corral\": {\"command\": \"corral\", \"args\": [\"mcp\", \"--root\", "
+			"\"/path/to/project\"]}}}\n",
+		.operands = "an MCP client speaks JSON-RPC on stdin",
+		.output = "answers",
+	};
 	struct cli_common c;
 	struct corral_error err = {};
 	struct corral_session *s = NULL;
 	const char *approve = NULL;
-	char **args, instructions[4096 + 1024];
-	int n, optind_, r, code = 0, sig;
-	bool closed[3] = {};
+	char instructions[4096 + 1024];
+	int r = cli_session_args(argc, argv, &cmd, &c, &approve), code = 0, sig;
 
-	if (cli_hold_stdio(closed) < 0)
-		return CLI_EXIT_ERROR;
-	/* --approve CMD as for corral session; the rest are run's (--audit among them). */
-	args = cli_take_approve(argc, argv, &approve, &n);
-	if (!args)
-		return cli_fail(false, CORRAL_E_INTERNAL, "out of memory");
-	r = cli_parse_common(n, args, "mcp", false, &c, &optind_);
-	if (r == -1) {
-		fputs("\nMCP options (--audit FILE logs one line per call):\n"
-		      "  --approve CMD          ask CMD (sh -c, on the host, the request's JSON on stdin) before each\n"
-		      "                         bash, exec and file-tool call; non-zero exit: a tool error \"denied\"\n"
-		      "\nA Model Context Protocol server on stdin/stdout (JSON-RPC 2.0, one message per line) serving\n"
-		      "the session's tools: bash, exec, read_file, write_file, edit_file, list_dir, grep, job_output,\n"
-		      "job_kill, status. MCP client configuration:\n"
-		      "  {\"mcpServers\": {\"corral\": {\"command\": \"corral\", \"args\": [\"mcp\", \"--root\", \"/path/to/project\"]}}}\n",
-		      stdout);
-		free(args);
-		return 0;
-	}
-	if (r) {
-		free(args);
-		return r;
-	}
-	if (optind_ < n) {
-		code = cli_fail(false, CORRAL_E_USAGE, "mcp: unexpected argument '%s' (an MCP client speaks JSON-RPC "
-				"on stdin)", args[optind_]);
-		goto out;
-	}
-	if (closed[1]) {
-		code = cli_fail(false, CORRAL_E_USAGE, "mcp: standard output is closed: the answers would go nowhere");
-		goto out;
-	}
-	if (cli_default_root(c.policy, &err) < 0) {
-		code = cli_fail_err(false, &err);
-		goto out;
-	}
+	if (r)
+		return r == -1 ? 0 : r;
 	write_instructions(c.policy, instructions, sizeof(instructions));
 	if (corral_session_new(c.policy, &CORRAL_SESSION_OPTS(.approve = approve), on_event, NULL,
 			       &s, &err) < 0) {
@@ -140,7 +118,6 @@ out:
 	corral_session_free(s);
 	corral_mcp_free(mcp);
 	mcp = NULL;
-	free(args);
 	cli_common_clear(&c);
 	return code;
 }

@@ -28,54 +28,30 @@ static int on_line(void *s, const char *line, size_t len)
 
 int cli_session(int argc, char **argv)
 {
+	static const struct cli_session_cmd cmd = {
+		.name = "session",
+		.help = "\nSession options (--audit FILE logs one line per call):\n"
+			"  --approve CMD          ask CMD (sh -c, on the host, the request's JSON on stdin) before each\n"
+			"                         bash, exec and file-tool call; non-zero exit: error \"denied\"\n"
+			"\nRequests on stdin, one JSON object per line; events on stdout (docs/sessions.md).\n",
+		.operands = "requests come on stdin, one JSON object per line",
+		.output = "events",
+	};
 	struct cli_common c;
 	struct corral_error err = {};
 	struct corral_session *s = NULL;
 	const char *approve = NULL;
-	char **args;
-	int n, optind_, r, code = 0, sig;
-	bool closed[3] = {};
+	int r = cli_session_args(argc, argv, &cmd, &c, &approve), sig;
 
-	if (cli_hold_stdio(closed) < 0)
-		return CLI_EXIT_ERROR;
-	args = cli_take_approve(argc, argv, &approve, &n);
-	if (!args)
-		return cli_fail(false, CORRAL_E_INTERNAL, "out of memory");
-	r = cli_parse_common(n, args, "session", false, &c, &optind_);
-	if (r == -1) {
-		fputs("\nSession options (--audit FILE logs one line per call):\n"
-		      "  --approve CMD          ask CMD (sh -c, on the host, the request's JSON on stdin) before each\n"
-		      "                         bash, exec and file-tool call; non-zero exit: error \"denied\"\n"
-		      "\nRequests on stdin, one JSON object per line; events on stdout (docs/sessions.md).\n", stdout);
-		free(args);
-		return 0;
-	}
-	if (r) {
-		free(args);
+	if (r)
+		return r == -1 ? 0 : r;
+	if (corral_session_new(c.policy, &CORRAL_SESSION_OPTS(.approve = approve), on_event, NULL, &s, &err) < 0) {
+		r = cli_fail_err(false, &err);
+		cli_common_clear(&c);
 		return r;
-	}
-	if (optind_ < n) {
-		code = cli_fail(false, CORRAL_E_USAGE, "session: unexpected argument '%s' (requests come on stdin, one "
-				"JSON object per line)", args[optind_]);
-		goto out;
-	}
-	if (closed[1]) {
-		code = cli_fail(false, CORRAL_E_USAGE, "session: standard output is closed: the events would go nowhere");
-		goto out;
-	}
-	if (cli_default_root(c.policy, &err) < 0 ||
-	    corral_session_new(c.policy, &CORRAL_SESSION_OPTS(.approve = approve), on_event, NULL, &s, &err) < 0) {
-		code = cli_fail_err(false, &err);
-		goto out;
 	}
 	sig = cli_serve_lines(LINE_MAX_BYTES, on_line, s);
 	corral_session_free(s);
-	s = NULL;
-	if (sig)
-		code = 128 + sig;
-out:
-	corral_session_free(s);
-	free(args);
 	cli_common_clear(&c);
-	return code;
+	return sig ? 128 + sig : 0;
 }

@@ -59,6 +59,7 @@
 #include <unistd.h>
 
 #include "policy/path.h"
+#include "internal/fileio.h"
 #include "internal/syscalls.h"
 #include "landlock/landlock.h"
 #include "supervisor/exec/denials.h"
@@ -457,18 +458,10 @@ static pid_t task_tgid(pid_t tid)
 {
 	char path[64], buf[1024];
 	const char *t;
-	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (corral_read_file_at(AT_FDCWD, path, 0, buf, sizeof(buf)) <= 0)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
 	t = strstr(buf, "\nTgid:");
 	return t ? (pid_t)atoi(t + 6) : -1;
 }

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "internal/clock.h"
 #include "internal/util.h"
 #include "landlock/landlock.h"
 #include "policy/policy.h"
@@ -50,21 +51,13 @@ static bool probe_user_namespaces(void)
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-static long elapsed_ms(const struct timespec *start)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (now.tv_sec - start->tv_sec) * 1000 + (now.tv_nsec - start->tv_nsec) / 1000000;
-}
-
 /* Wait for |events| on |fd| within what is left of the ping's budget. */
-static bool wait_fd(int fd, short events, const struct timespec *start)
+static bool wait_fd(int fd, short events, double start_ms)
 {
 	struct pollfd pfd = { .fd = fd, .events = events };
 
 	for (;;) {
-		long left = DOCKER_PING_TIMEOUT_MS - elapsed_ms(start);
+		long left = DOCKER_PING_TIMEOUT_MS - (long)(corral_now_ms() - start_ms);
 		int r;
 
 		if (left <= 0)
@@ -92,7 +85,7 @@ static int docker_get(const char *what)
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	_cleanup_close_ int fd = -1;
 	const char *path = docker_socket_path();
-	struct timespec start;
+	double start = corral_now_ms();
 	char buf[256];
 	size_t got = 0, sent = 0, reqlen;
 	int n0 = snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: docker\r\n\r\n", what);
@@ -101,14 +94,13 @@ static int docker_get(const char *what)
 		return -1;
 	reqlen = (size_t)n0;
 	memcpy(sa.sun_path, path, strlen(path) + 1);
-	clock_gettime(CLOCK_MONOTONIC, &start);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -1;
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		if (errno != EINPROGRESS && errno != EAGAIN)
 			return -1;
-		if (!wait_fd(fd, POLLOUT, &start))
+		if (!wait_fd(fd, POLLOUT, start))
 			return -1;
 	}
 	while (sent < reqlen) {
@@ -117,7 +109,7 @@ static int docker_get(const char *what)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			if (errno != EAGAIN || !wait_fd(fd, POLLOUT, &start))
+			if (errno != EAGAIN || !wait_fd(fd, POLLOUT, start))
 				return -1;
 			continue;
 		}
@@ -131,7 +123,7 @@ static int docker_get(const char *what)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			if (errno != EAGAIN || !wait_fd(fd, POLLIN, &start))
+			if (errno != EAGAIN || !wait_fd(fd, POLLIN, start))
 				break;
 			continue;
 		}

@@ -246,39 +246,231 @@ struct walk_at {
 	unsigned depth;
 };
 
-static int walk_user_path(const struct plan_root *root, const char *field, const char *path,
-			  char *cur, int *within, char **next, struct corral_error *err)
-{
-	_cleanup_close_ int prev = -1;
+/* One walk in progress (walk_user_path). */
+struct walk {
+	const struct plan_root *root;
+	const char *field, *path; /* for messages */
+	struct corral_error *err;
+	int prev; /* the directory walked so far; -1: "/" (root->slash, or the one opened) */
 	/*
 	 * |at[0..n_at-1]|: where each directory walked down through stands, the
 	 * last the current one; a ".." must land where the one before stood
-	 * (below). at[0] is "/", or what a magic link led to.
+	 * (walk_dotdot). at[0] is "/", or what a magic link led to.
 	 */
-	_cleanup_free_ struct walk_at *at = calloc(strlen(cur) / 2 + 2, sizeof(*at));
-	size_t n_at = 1;
-	unsigned depth = 0;
-	bool magic = false;
+	struct walk_at *at;
+	size_t n_at;
+	int in;         /* the tree the walk is in (index in root->anc), -1: none */
+	unsigned depth; /* levels below that tree's top */
+	bool magic;     /* the last component was a /proc magic link */
+};
+
+static void walk_done(struct walk *w)
+{
+	safe_close(w->prev);
+	free(w->at);
+}
+
+/* openat |name| beneath the directory walked so far, and fstat it: the fd, or -errno as walk_user_path returns it. */
+static int walk_openat(struct walk *w, const char *name, int flags, struct stat *st)
+{
+	int fd = openat(w->prev >= 0 ? w->prev : w->root->slash, name, O_PATH | O_CLOEXEC | flags);
+
+	if (fd < 0 || fstat(fd, st) < 0) {
+		int r = -errno;
+
+		safe_close(fd);
+		if (r == -ENOENT || r == -ENOTDIR)
+			return r;
+		return corral_err(w->err, CORRAL_E_SETUP, -r, "%s: %s: %s", w->field, w->path, corral_strerror(-r));
+	}
+	return fd;
+}
+
+/*
+ * A /proc magic link (/proc/PID/root, .../cwd, .../fd/N) names an object,
+ * not a path: its text is no path to follow. The kernel follows it
+ * (|*pfd| is reopened so), and where it led is found by walking up from
+ * there. |comp| is the link's name, ending at cur[i].
+ */
+static int walk_magic(struct walk *w, char *cur, size_t i, const char *comp, int *pfd, struct stat *st)
+{
+	char c = cur[i];
+	int e;
+
+	safe_close(*pfd);
+	cur[i] = '\0';
+	*pfd = walk_openat(w, comp, 0, st);
+	cur[i] = c;
+	if (*pfd < 0)
+		return *pfd;
+	w->magic = true;
+	if (S_ISDIR(st->st_mode)) {
+		w->in = dir_within(*pfd, w->root->anc, w->root->n_anc, &w->depth, &e);
+		if (e)
+			return corral_err(w->err, CORRAL_E_SETUP, e, "%s: %s: %s", w->field, w->path, corral_strerror(e));
+		/* A new starting point: where it came from says nothing of its parent. */
+		w->n_at = 1;
+		w->at[0] = (struct walk_at){ w->in, w->depth };
+	}
+	return 0;
+}
+
+/*
+ * A symlink outside the writable trees, |pfd|, named by |comp| (ending at
+ * cur[i]): followed by hand. Its target takes its place in *|next| and
+ * the walk starts again, so a host link that leads into the root (or a
+ * read-write path), even straight to a link planted there, meets the
+ * tree's top as a directory and is walked beneath it; the kernel
+ * following it would follow the planted link too. Returns 1.
+ */
+static int walk_link(struct walk *w, char *cur, size_t i, char *comp, int pfd, char **next)
+{
+	char target[PATH_MAX];
+	ssize_t n = readlinkat(pfd, "", target, sizeof(target) - 1);
+
+	if (n < 0)
+		return corral_err(w->err, CORRAL_E_SETUP, errno, "%s: %s: %s", w->field, w->path, corral_strerror(errno));
+	target[n] = '\0';
+	comp[0] = '\0'; /* |cur| up to the link's directory, with its '/' */
+	if (asprintf(next, "%s%s%s", target[0] == '/' ? "" : cur, target, cur + i) < 0)
+		return corral_err(w->err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+	return 1;
+}
+
+/*
+ * "..", opened as |pfd|: where the parent really is, walking up from it:
+ * a run of the same root may be moving directories right now, so a count
+ * of levels is not enough. Inside a tree, one level up must still be in
+ * that tree, one level nearer its top; anything else is refused, as
+ * openat2's RESOLVE_BENEATH refuses a ".." it cannot prove.
+ */
+static int walk_dotdot(struct walk *w, int pfd)
+{
+	unsigned up;
+	int e, in = dir_within(pfd, w->root->anc, w->root->n_anc, &up, &e);
+	bool moved;
+
+	if (e)
+		return corral_err(w->err, CORRAL_E_SETUP, e, "%s: %s: %s", w->field, w->path, corral_strerror(e));
+	if (w->n_at > 1) {
+		/* Back where the walk stood one directory up, exactly. */
+		w->n_at--;
+		moved = in != w->at[w->n_at - 1].in || (in >= 0 && up != w->at[w->n_at - 1].depth);
+	} else if (w->in >= 0) {
+		/*
+		 * No record (after a magic link): one level nearer the top
+		 * of the same tree; or, from a tree's top, out of every
+		 * tree (a top a run cannot move lies in no other tree).
+		 */
+		moved = w->depth == 0 ? in != -1 : in != w->in || up != w->depth - 1;
+		w->at[0] = (struct walk_at){ in, up };
+	} else {
+		moved = false; /* outside every tree: nothing a run can move */
+		w->at[0] = (struct walk_at){ in, up };
+	}
+	if (moved)
+		return corral_err(w->err, CORRAL_E_SETUP, EAGAIN,
+				  "%s: %s: a directory on the way moved while it was resolved, or '..' leaves a writable tree reached through /proc into another; try again or name the path plainly",
+				  w->field, w->path);
+	w->in = in;
+	w->depth = up;
+	return 0;
+}
+
+/* Down into directory |st|: a tree's top (nested read-write paths: the innermost is named), or one level deeper. */
+static void walk_down(struct walk *w, const struct stat *st)
+{
+	int a = anc_index(st, w->root->anc, w->root->n_anc);
+
+	if (a >= 0) {
+		w->in = a;
+		w->depth = 0;
+	} else if (w->in >= 0) {
+		w->depth++;
+	}
+	w->at[w->n_at++] = (struct walk_at){ w->in, w->depth };
+}
+
+/*
+ * Component |comp| (ending at cur[i], which held |c|; |last|: nothing but
+ * slashes follows), beneath the directory walked so far: 0 when it is a
+ * directory to walk on (w->prev is it) or the object (its fd in *|obj|,
+ * else -1), 1 with *|next| set (a link followed by hand), or -errno.
+ */
+static int walk_step(struct walk *w, char *cur, size_t i, char c, char *comp, bool last, int *within,
+		     char **next, int *obj)
+{
+	_cleanup_close_ int pfd = -1;
+	bool dotdot = strcmp(comp, "..") == 0;
+	struct statfs sfs;
 	struct stat st;
-	int in, e;
+	int r = 0;
 
-	if (!at)
+	pfd = walk_openat(w, dotdot ? ".." : comp, O_NOFOLLOW | (dotdot ? O_DIRECTORY : 0), &st);
+	cur[i] = c;
+	if (pfd < 0)
+		return pfd;
+	w->magic = false;
+	if (S_ISLNK(st.st_mode) && w->in >= 0)
+		/* Inside the root or a read-write path: it may have been planted. */
+		return beneath_error(w->field, w->path, w->in > 0 ? w->root->rw[w->in - 1] : NULL, ELOOP, w->err);
+	if (S_ISLNK(st.st_mode) && fstatfs(pfd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC)
+		r = walk_magic(w, cur, i, comp, &pfd, &st);
+	else if (S_ISLNK(st.st_mode))
+		return walk_link(w, cur, i, comp, pfd, next);
+	else if (dotdot)
+		r = walk_dotdot(w, pfd);
+	else if (S_ISDIR(st.st_mode))
+		walk_down(w, &st);
+	if (r < 0)
+		return r;
+	if (!S_ISDIR(st.st_mode)) {
+		if (!last || c == '/')
+			return -ENOTDIR; /* "file/more", or "file/" as the kernel reads it */
+		/*
+		 * The object: its parent is the directory walked so far, in
+		 * tree |in|; what a magic link led to has no such parent (its
+		 * directory is /proc's).
+		 */
+		if (within) {
+			/* A file that is itself a read-write path is in it. */
+			int a = anc_index(&st, w->root->anc, w->root->n_anc);
+
+			*within = a >= 0 ? a : w->magic ? WITHIN_MAGIC : w->in;
+		}
+		*obj = TAKE_FD(pfd);
+		return 0;
+	}
+	safe_close(w->prev);
+	w->prev = TAKE_FD(pfd);
+	return 0;
+}
+
+static int walk_user_path(const struct plan_root *root, const char *field, const char *path,
+			  char *cur, int *within, char **next, struct corral_error *err)
+{
+	_cleanup_(walk_done) struct walk w = {
+		.root = root, .field = field, .path = path, .err = err, .prev = -1, .n_at = 1,
+		.at = calloc(strlen(cur) / 2 + 2, sizeof(struct walk_at)),
+	};
+	struct stat st;
+	int fd;
+
+	if (!w.at)
 		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
-
 	if (root->slash >= 0) {
 		st = root->slash_st;
 	} else {
-		prev = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (prev < 0 || fstat(prev, &st) < 0)
+		w.prev = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (w.prev < 0 || fstat(w.prev, &st) < 0)
 			return corral_err(err, CORRAL_E_SETUP, errno, "%s: /: %s", field, corral_strerror(errno));
 	}
-	in = anc_index(&st, root->anc, root->n_anc);
-	at[0] = (struct walk_at){ in, 0 };
+	w.in = anc_index(&st, root->anc, root->n_anc);
+	w.at[0] = (struct walk_at){ w.in, 0 };
 	for (size_t i = 1, start = 1, len = strlen(cur); i <= len; i++) {
-		_cleanup_close_ int pfd = -1;
 		char c = cur[i], *comp = cur + start;
-		bool last, dotdot;
-		struct statfs sfs;
+		bool last;
+		int r, obj = -1;
 
 		if (c != '/' && c != '\0')
 			continue;
@@ -295,146 +487,22 @@ static int walk_user_path(const struct plan_root *root, const char *field, const
 				break; /* the object is the directory walked so far */
 			continue;
 		}
-		dotdot = strcmp(comp, "..") == 0;
-		pfd = openat(prev >= 0 ? prev : root->slash, dotdot ? ".." : comp,
-			     O_PATH | O_NOFOLLOW | O_CLOEXEC | (dotdot ? O_DIRECTORY : 0));
-		cur[i] = c;
-		if (pfd < 0 || fstat(pfd, &st) < 0) {
-			int r = -errno;
-
-			if (r == -ENOENT || r == -ENOTDIR)
-				return r;
-			return corral_err(err, CORRAL_E_SETUP, -r, "%s: %s: %s", field, path, corral_strerror(-r));
-		}
-		magic = false;
-		if (S_ISLNK(st.st_mode) && in >= 0) {
-			/* Inside the root or a read-write path: it may have been planted. */
-			return beneath_error(field, path, in > 0 ? root->rw[in - 1] : NULL, ELOOP, err);
-		} else if (S_ISLNK(st.st_mode) && fstatfs(pfd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC) {
-			/*
-			 * A /proc magic link (/proc/PID/root, .../cwd, .../fd/N)
-			 * names an object, not a path: its text is no path to
-			 * follow. The kernel follows it, and where it led is found
-			 * by walking up from there.
-			 */
-			safe_close(pfd);
-			cur[i] = '\0';
-			pfd = openat(prev >= 0 ? prev : root->slash, comp, O_PATH | O_CLOEXEC);
-			cur[i] = c;
-			if (pfd < 0 || fstat(pfd, &st) < 0) {
-				int r = -errno;
-
-				if (r == -ENOENT || r == -ENOTDIR)
-					return r;
-				return corral_err(err, CORRAL_E_SETUP, -r, "%s: %s: %s", field, path, corral_strerror(-r));
-			}
-			magic = true;
-			if (S_ISDIR(st.st_mode)) {
-				in = dir_within(pfd, root->anc, root->n_anc, &depth, &e);
-				if (e)
-					return corral_err(err, CORRAL_E_SETUP, e, "%s: %s: %s", field, path, corral_strerror(e));
-				/* A new starting point: where it came from says nothing of its parent. */
-				n_at = 1;
-				at[0] = (struct walk_at){ in, depth };
-			}
-		} else if (S_ISLNK(st.st_mode)) {
-			/*
-			 * Outside: followed by hand. Its target takes its place and
-			 * the walk starts again, so a host link that leads into the
-			 * root (or a read-write path), even straight to a link
-			 * planted there, meets the tree's top as a directory and is
-			 * walked beneath it; the kernel following it would follow
-			 * the planted link too.
-			 */
-			char target[PATH_MAX];
-			ssize_t n = readlinkat(pfd, "", target, sizeof(target) - 1);
-
-			if (n < 0)
-				return corral_err(err, CORRAL_E_SETUP, errno, "%s: %s: %s", field, path,
-						  corral_strerror(errno));
-			target[n] = '\0';
-			comp[0] = '\0'; /* |cur| up to the link's directory, with its '/' */
-			if (asprintf(next, "%s%s%s", target[0] == '/' ? "" : cur, target, cur + i) < 0)
-				return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
-			return 1;
-		} else if (dotdot) {
-			/*
-			 * Where the parent really is, walking up from it: a run of
-			 * the same root may be moving directories right now, so a
-			 * count of levels is not enough. Inside a tree, one level
-			 * up must still be in that tree, one level nearer its top;
-			 * anything else is refused, as openat2's RESOLVE_BENEATH
-			 * refuses a ".." it cannot prove.
-			 */
-			unsigned up;
-			int w = dir_within(pfd, root->anc, root->n_anc, &up, &e);
-			bool moved;
-
-			if (e)
-				return corral_err(err, CORRAL_E_SETUP, e, "%s: %s: %s", field, path, corral_strerror(e));
-			if (n_at > 1) {
-				/* Back where the walk stood one directory up, exactly. */
-				n_at--;
-				moved = w != at[n_at - 1].in || (w >= 0 && up != at[n_at - 1].depth);
-			} else if (in >= 0) {
-				/*
-				 * No record (after a magic link): one level nearer the top
-				 * of the same tree; or, from a tree's top, out of every
-				 * tree (a top a run cannot move lies in no other tree).
-				 */
-				moved = depth == 0 ? w != -1 : w != in || up != depth - 1;
-				at[0] = (struct walk_at){ w, up };
-			} else {
-				moved = false; /* outside every tree: nothing a run can move */
-				at[0] = (struct walk_at){ w, up };
-			}
-			if (moved)
-				return corral_err(err, CORRAL_E_SETUP, EAGAIN,
-						  "%s: %s: a directory on the way moved while it was resolved, or '..' leaves a writable tree reached through /proc into another; try again or name the path plainly",
-						  field, path);
-			in = w;
-			depth = up;
-		} else if (S_ISDIR(st.st_mode)) {
-			/* A tree's top (nested read-write paths: the innermost is named)? */
-			int a = anc_index(&st, root->anc, root->n_anc);
-
-			if (a >= 0) {
-				in = a;
-				depth = 0;
-			} else if (in >= 0) {
-				depth++;
-			}
-			at[n_at++] = (struct walk_at){ in, depth };
-		}
-		if (!S_ISDIR(st.st_mode)) {
-			if (!last || c == '/')
-				return -ENOTDIR; /* "file/more", or "file/" as the kernel reads it */
-			/*
-			 * The object: its parent is the directory walked so far,
-			 * in tree |in|; what a magic link led to has no such
-			 * parent (its directory is /proc's).
-			 */
-			if (within) {
-				/* A file that is itself a read-write path is in it. */
-				int a = anc_index(&st, root->anc, root->n_anc);
-
-				*within = a >= 0 ? a : magic ? WITHIN_MAGIC : in;
-			}
-			return TAKE_FD(pfd);
-		}
-		safe_close(prev);
-		prev = TAKE_FD(pfd);
+		r = walk_step(&w, cur, i, c, comp, last, within, next, &obj);
+		if (r != 0)
+			return r;
+		if (obj >= 0)
+			return obj;
 		start = i + 1;
 		if (last)
 			break;
 	}
 	/* A directory (or "/"): it is the object, in tree |in| (or its top). */
 	if (within)
-		*within = in;
-	if (prev >= 0)
-		return TAKE_FD(prev);
-	e = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	return e < 0 ? corral_err(err, CORRAL_E_SETUP, errno, "%s: /: %s", field, corral_strerror(errno)) : e;
+		*within = w.in;
+	if (w.prev >= 0)
+		return TAKE_FD(w.prev);
+	fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? corral_err(err, CORRAL_E_SETUP, errno, "%s: /: %s", field, corral_strerror(errno)) : fd;
 }
 
 /*

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Writing a small file whole, written once. Not installed. */
+/* Reading and writing a small file whole, written once. Not installed. */
 #ifndef CORRAL_INTERNAL_FILEIO_H
 #define CORRAL_INTERNAL_FILEIO_H
 
@@ -29,6 +29,32 @@ static inline int corral_write_file_at(int dirfd, const char *path, const char *
 	e = n < 0 ? errno : (size_t)n != len ? EIO : 0;
 	close(fd);
 	return -e;
+}
+
+/*
+ * Read |path| (relative to |dirfd|, opened O_RDONLY|O_CLOEXEC||flags|)
+ * into |buf|: one read of at most |size| - 1 bytes, NUL-terminated, as
+ * /proc, /sys and cgroup files are read whole. Async-signal-safe (open,
+ * read, close only). The byte count, or -errno (|buf| then "").
+ */
+static inline ssize_t corral_read_file_at(int dirfd, const char *path, int flags, char *buf, size_t size)
+{
+	int fd, e;
+	ssize_t n;
+
+	if (size == 0)
+		return -EINVAL;
+	buf[0] = '\0';
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | flags);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	e = errno;
+	close(fd);
+	if (n < 0)
+		return -e;
+	buf[n] = '\0';
+	return n;
 }
 
 #endif

@@ -9,6 +9,8 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "internal/fileio.h"
+
 /*
  * The starttime (field 22) in the stat file at |path|, 0 when unreadable;
  * the state letter (field 3) into *state when |state| is not NULL and it
@@ -18,16 +20,9 @@ static inline unsigned long long corral_proc_starttime(const char *path, char *s
 {
 	char buf[1024], *p;
 	unsigned long long st = 0;
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
-	if (fd < 0)
+	if (corral_read_file_at(AT_FDCWD, path, 0, buf, sizeof(buf)) <= 0)
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
 	p = strrchr(buf, ')');
 	if (state && p && p[1])
 		*state = p[2];

@@ -1054,13 +1054,11 @@ static void judge_daemon(struct check *c, const char *name, const char *file, co
 {
 	char path[256], buf[64] = "", state = '?';
 	unsigned long long start = 0;
-	int pid = 0, fd;
+	int pid = 0;
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "%s/%s", c->root, file);
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-	safe_close(fd);
+	n = corral_read_file_at(AT_FDCWD, path, O_NOFOLLOW, buf, sizeof(buf));
 	if (n <= 0 || sscanf(buf, "%d %llu", &pid, &start) != 2 || pid <= 0) {
 		char end[128];
 

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "internal/clock.h"
 #include "internal/util.h"
 #include "landlock/landlock.h"
 #include "policy/policy.h"
@@ -50,21 +51,13 @@ static bool probe_user_namespaces(void)
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-static long elapsed_ms(const struct timespec *start)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (now.tv_sec - start->tv_sec) * 1000 + (now.tv_nsec - start->tv_nsec) / 1000000;
-}
-
 /* Wait for |events| on |fd| within what is left of the ping's budget. */
-static bool wait_fd(int fd, short events, const struct timespec *start)
+static bool wait_fd(int fd, short events, double start_ms)
 {
 	struct pollfd pfd = { .fd = fd, .events = events };
 
 	for (;;) {
-		long left = DOCKER_PING_TIMEOUT_MS - elapsed_ms(start);
+		long left = DOCKER_PING_TIMEOUT_MS - (long)(corral_now_ms() - start_ms);
 		int r;
 
 		if (left <= 0)
@@ -92,7 +85,7 @@ static int docker_get(const char *what)
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	_cleanup_close_ int fd = -1;
 	const char *path = docker_socket_path();
-	struct timespec start;
+	double start = corral_now_ms();
 	char buf[256];
 	size_t got = 0, sent = 0, reqlen;
 	int n0 = snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: docker\r\n\r\n", what);
@@ -101,14 +94,13 @@ static int docker_get(const char *what)
 		return -1;
 	reqlen = (size_t)n0;
 	memcpy(sa.sun_path, path, strlen(path) + 1);
-	clock_gettime(CLOCK_MONOTONIC, &start);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -1;
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		if (errno != EINPROGRESS && errno != EAGAIN)
 			return -1;
-		if (!wait_fd(fd, POLLOUT, &start))
+		if (!wait_fd(fd, POLLOUT, start))
 			return -1;
 	}
 	while (sent < reqlen) {
@@ -117,7 +109,7 @@ static int docker_get(const char *what)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			if (errno != EAGAIN || !wait_fd(fd, POLLOUT, &start))
+			if (errno != EAGAIN || !wait_fd(fd, POLLOUT, start))
 				return -1;
 			continue;
 		}
@@ -131,7 +123,7 @@ static int docker_get(const char *what)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			if (errno != EAGAIN || !wait_fd(fd, POLLIN, &start))
+			if (errno != EAGAIN || !wait_fd(fd, POLLIN, start))
 				break;
 			continue;
 		}
@@ -293,179 +285,157 @@ static int root_absolute(const char *root, char **out, struct corral_error *err)
 	return 0;
 }
 
-_public_ int corral_probe(const struct corral_policy *p, char **json_out, struct corral_error *err)
+/*
+ * The root as run would take it: absolute, resolved, and valid UTF-8 (the
+ * report is JSON). -1 with |ierr| set when run would refuse it.
+ */
+static int probe_root(const struct corral_policy *p, char **root, struct corral_error *ierr)
 {
-	struct corral_policy *defaults = NULL, *work = NULL;
-	struct corral_netns_plan netns;
-	struct corral_procns_plan procns_any; /* what --proc private would get here, whatever the policy */
-	char netns_why[200];
-	struct corral_posture *ps = NULL;
+	json_t *t;
+
+	if (root_absolute(p->root, root, ierr) < 0 || corral_policy_check_paths(p, ierr) < 0)
+		return -1;
+	t = json_string(*root);
+	if (!t) {
+		corral_err(ierr, CORRAL_E_POLICY, EINVAL, "root%s: not valid UTF-8",
+			   p->root ? "" : " (the current directory)");
+		free(*root);
+		*root = NULL;
+		return -1;
+	}
+	json_decref(t);
+	return 0;
+}
+
+/*
+ * The docker provider's promises, and what run would stop at: the
+ * identity, an extra path that is not there, no daemon, or (never
+ * pulling) no image. true when run would refuse (|ierr| says why).
+ */
+static bool probe_docker_refusal(const struct corral_policy *p, const char *root, struct corral_posture *ps,
+				 struct corral_error *ierr)
+{
+	uid_t uid = 0;
+	gid_t gid;
+	bool refused = false;
+
+	/* The same identity decision corral_docker_prepare makes. */
+	if (corral_docker_identity(p, root, &uid, &gid, ierr) < 0)
+		refused = true;
+	docker_promises(p, uid, ps);
+	for (int k = 0; k < 2 && !refused; k++) {
+		const struct corral_strv *v = k ? &p->fs.read_only : &p->fs.read_write;
+
+		for (size_t i = 0; i < v->n && !refused; i++) {
+			struct stat st;
+
+			if (k && corral_is_default_read_only(v->v[i]))
+				continue; /* the image brings its own system */
+			if (stat(v->v[i], &st) < 0) {
+				corral_err(ierr, CORRAL_E_SETUP, errno, "%s: %s: %s",
+					   k ? "fs.read_only" : "fs.read_write", v->v[i], corral_strerror(errno));
+				refused = true;
+			}
+		}
+	}
+	/* The client on PATH, its daemon and the image, as run needs them (supervisor/docker/). */
+	return refused || corral_docker_usable(p, ierr) < 0;
+}
+
+/*
+ * The identity corral_sandbox_new would choose (the same refusal when
+ * nobody can write the root), and its process and memory limits: uid 0
+ * needs a pids cgroup, which only root can make. false when refused.
+ */
+static bool probe_identity(const struct corral_policy *p, const char *root, struct corral_posture *ps,
+			   struct corral_error *ierr)
+{
+	struct corral_cgroup_parents cg = {};
+	bool pids_cg = false, mem_cg = false;
+	uid_t uid;
+	gid_t gid;
+
+	if (corral_identity_preview(p, root, &uid, &gid, ps, ierr) < 0)
+		return false;
+	if (geteuid() == 0) {
+		corral_cgroup_detect(&cg);
+		pids_cg = cg.dir[CORRAL_CG_PIDS] || (cg.dir[CORRAL_CG_UNIFIED] && cg.v2_pids);
+		mem_cg = cg.dir[CORRAL_CG_MEMORY] || (cg.dir[CORRAL_CG_UNIFIED] && cg.v2_memory);
+		corral_cgroup_parents_clear(&cg);
+	}
+	corral_processes_posture(p, uid == 0, pids_cg, ps);
+	corral_memory_posture(p, mem_cg, ps);
+	return true;
+}
+
+/*
+ * The local provider's promises, step by step as corral_sandbox_new takes
+ * them: network and PID namespaces, Landlock, seccomp, no_new_privs, the
+ * identity. 0, 1 when run would refuse (|ierr| says why), or -errno with
+ * |err| set when probe itself failed. |*seccomp_ok|: the filter compiles.
+ */
+static int probe_local(struct corral_policy *work, const char *root, struct corral_posture *ps,
+		       struct corral_netns_plan *netns, bool *seccomp_ok, struct corral_error *ierr,
+		       struct corral_error *err)
+{
+	struct corral_procns_plan procns;
 	struct corral_ll_plan *plan = NULL;
 	struct corral_bpf bpf = {};
 	struct corral_error serr = {};
-	_cleanup_free_ char *root = NULL;
-	json_t *o = NULL, *promises = NULL;
-	const struct corral_promise *dropped;
-	struct corral_error ierr = {};
-	bool seccomp_ok, fs_confined, identity_refused = false;
-	json_t *refusal;
-	int r;
+	int handover, um, r;
 
-	if (!json_out)
-		return corral_err(err, CORRAL_E_INTERNAL, EINVAL, "probe: no output");
-	if (!p) {
-		r = corral_policy_new(&defaults);
-		if (r < 0)
-			return corral_err(err, CORRAL_E_INTERNAL, -r, "probe: default policy: %s",
-					  corral_strerror(-r));
-		p = defaults;
-	}
-	ps = calloc(1, sizeof(*ps));
-	if (!ps) {
-		r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
-		goto out;
-	}
-	/* The network-namespace check may turn best-effort "loopback" into "none". */
-	work = corral_policy_dup(p);
-	if (!work) {
-		r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
-		goto out;
-	}
-	p = work;
-	/* The choice corral_sandbox_new makes, reported as "provider". */
-	if (p->provider == CORRAL_PROVIDER_AUTO)
-		work->provider = corral_docker_usable(p, &ierr) == 0 ? CORRAL_PROVIDER_DOCKER : CORRAL_PROVIDER_LOCAL;
-	ierr = (struct corral_error){};
-	memset(&netns, 0, sizeof(netns));
-	seccomp_ok = false;
-	/*
-	 * Every reason run would refuse is the report's "refusal", never
-	 * probe's own error: it still says what the kernel can do.
-	 */
-	if (root_absolute(p->root, &root, &ierr) < 0 || corral_policy_check_paths(p, &ierr) < 0) {
-		identity_refused = true;
-		goto report;
-	}
-	{
-		json_t *t = json_string(root);
-
-		if (!t) {
-			corral_err(&ierr, CORRAL_E_POLICY, EINVAL, "root%s: not valid UTF-8",
-				   p->root ? "" : " (the current directory)");
-			free(root);
-			root = NULL;
-			identity_refused = true;
-			goto report;
-		}
-		json_decref(t);
-	}
-	if (p->provider == CORRAL_PROVIDER_DOCKER) {
-		uid_t uid = 0;
-		gid_t gid;
-
-		/* The same identity decision corral_docker_prepare makes. */
-		if (corral_docker_identity(p, root, &uid, &gid, &ierr) < 0)
-			identity_refused = true;
-		docker_promises(p, uid, ps);
-		/* And what run would stop at: an extra path that is not there, no daemon, or (never pulling) no image. */
-		for (int k = 0; k < 2 && !identity_refused; k++) {
-			const struct corral_strv *v = k ? &p->fs.read_only : &p->fs.read_write;
-
-			for (size_t i = 0; i < v->n && !identity_refused; i++) {
-				struct stat st;
-
-				if (k && corral_is_default_read_only(v->v[i]))
-					continue; /* the image brings its own system */
-				if (stat(v->v[i], &st) < 0) {
-					corral_err(&ierr, CORRAL_E_SETUP, errno, "%s: %s: %s",
-						   k ? "fs.read_only" : "fs.read_write", v->v[i], corral_strerror(errno));
-					identity_refused = true;
-				}
-			}
-		}
-		/* The client on PATH, its daemon and the image, as run needs them (supervisor/docker/). */
-		if (!identity_refused && corral_docker_usable(p, &ierr) < 0)
-			identity_refused = true;
-		seccomp_ok = true;
-		memset(&netns, 0, sizeof(netns));
-		goto report;
-	}
-	corral_netns_posture(work, &netns, ps);
+	corral_netns_posture(work, netns, ps);
 	corral_egress_posture(work, ps);
-	{
-		struct corral_procns_plan procns;
-
-		corral_procns_posture(work, &procns, ps);
-	}
-	r = corral_ll_plan_new(p, root, ps, &plan, &ierr);
+	corral_procns_posture(work, &procns, ps);
+	r = corral_ll_plan_new(work, root, ps, &plan, ierr);
 	if (r < 0) {
-		if (ierr.code == CORRAL_E_INTERNAL) {
-			*err = ierr;
-			goto out;
+		if (ierr->code == CORRAL_E_INTERNAL) {
+			*err = *ierr;
+			return r;
 		}
-		identity_refused = true;
-		goto report;
+		return 1;
 	}
+	corral_ll_plan_free(plan);
 
-	{
-		int handover, um = corral_unix_mode(p, corral_landlock_abi(), &handover, ps);
-
-		seccomp_ok = corral_seccomp_compile_unix(p, corral_landlock_abi(),
-							 um == CORRAL_UNIX_MEDIATED || um == CORRAL_UNIX_LANDLOCK,
-							 handover, ps, &bpf, &serr) == 0;
-	}
-	if (!seccomp_ok)
+	um = corral_unix_mode(work, corral_landlock_abi(), &handover, ps);
+	*seccomp_ok = corral_seccomp_compile_unix(work, corral_landlock_abi(),
+						  um == CORRAL_UNIX_MEDIATED || um == CORRAL_UNIX_LANDLOCK, handover,
+						  ps, &bpf, &serr) == 0;
+	if (!*seccomp_ok)
 		corral_posture_add(ps, CORRAL_P_SECCOMP_FILTER, CORRAL_PROMISE_DROPPED, "seccomp filter: %s",
 				   serr.message[0] ? serr.message : "cannot be compiled");
 	corral_bpf_free(&bpf);
 	corral_posture_add(ps, CORRAL_P_PRIV_NO_NEW_PRIVS, CORRAL_PROMISE_ENFORCED,
 			   "no_new_privs: setuid and file capabilities cannot raise privilege");
-	{
-		uid_t uid;
-		gid_t gid;
+	return probe_identity(work, root, ps, ierr) ? 0 : 1;
+}
 
-		/* The decision corral_sandbox_new makes: the same refusal when nobody can write the root. */
-		if (corral_identity_preview(p, root, &uid, &gid, ps, &ierr) < 0) {
-			identity_refused = true;
-		} else {
-			/* And its process limit: uid 0 needs a pids cgroup, which only root can make. */
-			struct corral_cgroup_parents cg = {};
-			bool pids_cg = false, mem_cg = false;
+/* What probe found, as the JSON report (docs/probe.md). 0 or -ENOMEM. */
+static int probe_json(const struct corral_policy *p, const char *root, const struct corral_posture *ps,
+		      struct corral_netns_plan *netns, bool seccomp_ok, bool refused, const struct corral_error *ierr,
+		      char **json_out)
+{
+	struct corral_procns_plan procns_any; /* what --proc private would get here, whatever the policy */
+	const struct corral_promise *dropped = corral_posture_first_dropped(ps);
+	const struct corral_promise *w = corral_posture_get(ps, CORRAL_P_FS_WRITE);
+	const struct corral_promise *rd = corral_posture_get(ps, CORRAL_P_FS_READ);
+	bool fs_confined = w && rd && w->state == CORRAL_PROMISE_ENFORCED && rd->state == CORRAL_PROMISE_ENFORCED &&
+			   !refused && !read_only_exposes_host(p);
+	json_t *o = NULL, *promises = json_array(), *refusal;
+	char netns_why[200];
+	int r = -ENOMEM;
 
-			if (geteuid() == 0) {
-				corral_cgroup_detect(&cg);
-				pids_cg = cg.dir[CORRAL_CG_PIDS] || (cg.dir[CORRAL_CG_UNIFIED] && cg.v2_pids);
-				mem_cg = cg.dir[CORRAL_CG_MEMORY] || (cg.dir[CORRAL_CG_UNIFIED] && cg.v2_memory);
-				corral_cgroup_parents_clear(&cg);
-			}
-			corral_processes_posture(p, uid == 0, pids_cg, ps);
-			corral_memory_posture(p, mem_cg, ps);
-		}
-	}
-report:
-
-	{
-		const struct corral_promise *w = corral_posture_get(ps, CORRAL_P_FS_WRITE);
-		const struct corral_promise *rd = corral_posture_get(ps, CORRAL_P_FS_READ);
-
-		fs_confined = w && rd && w->state == CORRAL_PROMISE_ENFORCED &&
-			      rd->state == CORRAL_PROMISE_ENFORCED && !identity_refused &&
-			      !read_only_exposes_host(p);
-	}
-
-	promises = json_array();
 	if (!promises)
-		goto oom;
+		return -ENOMEM;
 	for (size_t i = 0; i < ps->n; i++) {
 		const struct corral_promise *pr = &ps->items[i];
 
 		if (json_array_append_new(promises, json_pack("{s:s,s:s,s:s}", "id", pr->id, "state",
 							      state_name(pr->state), "why", pr->why)) < 0)
-			goto oom;
+			goto out;
 	}
-	dropped = corral_posture_first_dropped(ps);
-	if (identity_refused)
-		refusal = json_string(ierr.message);
+	if (refused)
+		refusal = json_string(ierr->message);
 	else if (dropped && p->compat != CORRAL_COMPAT_BEST_EFFORT)
 		refusal = json_string(dropped->why);
 	else
@@ -475,7 +445,7 @@ report:
 		      "landlock_errata", corral_ll_errata(),
 		      "seccomp", corral_seccomp_available(),
 		      "user_namespaces", probe_user_namespaces(),
-		      "network_namespaces", corral_netns_check(&netns, netns_why, sizeof(netns_why)) == 0,
+		      "network_namespaces", corral_netns_check(netns, netns_why, sizeof(netns_why)) == 0,
 		      "pid_namespaces", corral_procns_check(&procns_any, netns_why, sizeof(netns_why)) == 0,
 		      "docker", probe_docker(),
 		      "running_as_root", geteuid() == 0,
@@ -489,20 +459,66 @@ report:
 		      "refusal", refusal,
 		      "promises", promises);
 	if (!o)
-		goto oom;
+		goto out;
 	*json_out = json_dumps(o, JSON_PRESERVE_ORDER);
-	if (!*json_out)
-		goto oom;
-	r = 0;
-	goto out;
-oom:
-	r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+	if (*json_out)
+		r = 0;
 out:
 	json_decref(o);
 	json_decref(promises);
-	corral_ll_plan_free(plan);
-	free(ps);
-	corral_policy_free(defaults);
-	corral_policy_free(work);
 	return r;
+}
+
+static void policy_freep(struct corral_policy **p)
+{
+	corral_policy_free(*p);
+}
+
+_public_ int corral_probe(const struct corral_policy *p, char **json_out, struct corral_error *err)
+{
+	_cleanup_(policy_freep) struct corral_policy *defaults = NULL, *work = NULL;
+	_cleanup_free_ struct corral_posture *ps = NULL;
+	_cleanup_free_ char *root = NULL;
+	struct corral_netns_plan netns = {};
+	struct corral_error ierr = {};
+	bool seccomp_ok = false, refused = false;
+	int r;
+
+	if (!json_out)
+		return corral_err(err, CORRAL_E_INTERNAL, EINVAL, "probe: no output");
+	if (!p) {
+		r = corral_policy_new(&defaults);
+		if (r < 0)
+			return corral_err(err, CORRAL_E_INTERNAL, -r, "probe: default policy: %s",
+					  corral_strerror(-r));
+		p = defaults;
+	}
+	ps = calloc(1, sizeof(*ps));
+	/* The network-namespace check may turn best-effort "loopback" into "none". */
+	work = corral_policy_dup(p);
+	if (!ps || !work)
+		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+	/* The choice corral_sandbox_new makes, reported as "provider". */
+	if (work->provider == CORRAL_PROVIDER_AUTO)
+		work->provider = corral_docker_usable(work, &ierr) == 0 ? CORRAL_PROVIDER_DOCKER : CORRAL_PROVIDER_LOCAL;
+	ierr = (struct corral_error){};
+	/*
+	 * Every reason run would refuse is the report's "refusal", never
+	 * probe's own error: it still says what the kernel can do.
+	 */
+	if (probe_root(work, &root, &ierr) < 0) {
+		refused = true;
+	} else if (work->provider == CORRAL_PROVIDER_DOCKER) {
+		refused = probe_docker_refusal(work, root, ps, &ierr);
+		seccomp_ok = true;
+	} else {
+		r = probe_local(work, root, ps, &netns, &seccomp_ok, &ierr, err);
+		if (r < 0)
+			return r;
+		refused = r > 0;
+	}
+	r = probe_json(work, root, ps, &netns, seccomp_ok, refused, &ierr, json_out);
+	if (r < 0)
+		return corral_err(err, CORRAL_E_INTERNAL, -r, "out of memory");
+	return 0;
 }

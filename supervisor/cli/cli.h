@@ -64,6 +64,37 @@ int cli_default_root(struct corral_policy *p, struct corral_error *err);
  */
 int cli_hold_stdio(bool closed[3]);
 
+/*
+ * corral session and corral mcp: stdin read line by line until it ends, a
+ * handler says stop, or SIGTERM, SIGINT or SIGHUP arrives (SIGPIPE is
+ * ignored). Each non-blank line goes to |on_line| without its newline; a
+ * last line without one counts; a line longer than |max| bytes goes once,
+ * cut short (to be answered as too large), and the rest of it is dropped.
+ * |on_line| returns non-zero to stop. Returns the signal that ended the
+ * reading, or 0.
+ */
+int cli_serve_lines(size_t max, int (*on_line)(void *ud, const char *line, size_t len), void *ud);
+
+/* One line and its newline on stdout, whole, under a lock (any thread); lost when stdout is gone. */
+void cli_write_line(const char *line, size_t len);
+
+/* What corral session and corral mcp say of themselves in their argument errors and help. */
+struct cli_session_cmd {
+	const char *name;     /* "session" */
+	const char *help;     /* printed after run's options on --help */
+	const char *operands; /* why no operand: "requests come on stdin, ..." */
+	const char *output;   /* what stdout carries: "events" */
+};
+
+/*
+ * The arguments of corral session and corral mcp: run's options and
+ * --approve CMD (|*approve|), no operand, stdout open, the root defaulted
+ * to the current directory. 0 with |c| filled (cli_common_clear it); -1
+ * after help (exit 0); otherwise the exit code, the error printed.
+ */
+int cli_session_args(int argc, char **argv, const struct cli_session_cmd *cmd, struct cli_common *c,
+		     const char **approve);
+
 int cli_run(int argc, char **argv);
 int cli_probe(int argc, char **argv);
 int cli_policy(int argc, char **argv);

@@ -23,6 +23,8 @@
 
 #include <jansson.h>
 
+#include "internal/fileio.h"
+
 #include "policy/policy.h"
 #include "supervisor/docker/docker-private.h"
 
@@ -303,16 +305,12 @@ int dk_check_daemon(const struct corral_docker *d, const char *image, bool pull,
 static bool cgroup_has(const char *v1_file, const char *v2_controller)
 {
 	char buf[512];
-	ssize_t n;
-	int fd = open("/sys/fs/cgroup/cgroup.controllers", O_RDONLY | O_CLOEXEC);
+	ssize_t n = corral_read_file_at(AT_FDCWD, "/sys/fs/cgroup/cgroup.controllers", 0, buf, sizeof(buf));
 
-	if (fd < 0)
+	if (n < 0)
 		return access(v1_file, F_OK) == 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	safe_close(fd);
-	if (n <= 0)
+	if (n == 0)
 		return false;
-	buf[n] = '\0';
 	for (char *save = NULL, *w = strtok_r(buf, " \n", &save); w; w = strtok_r(NULL, " \n", &save))
 		if (strcmp(w, v2_controller) == 0)
 			return true;

@@ -16,6 +16,8 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include "internal/fileio.h"
+
 #include "policy/path.h"
 #include "policy/policy.h"
 #include "supervisor/docker/docker-private.h"
@@ -361,13 +363,9 @@ static long host_cpus(void)
 {
 	char buf[256];
 	long n = 0;
-	int fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
-	ssize_t len = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
 
-	safe_close(fd);
-	if (len <= 0)
+	if (corral_read_file_at(AT_FDCWD, "/sys/devices/system/cpu/online", 0, buf, sizeof(buf)) <= 0)
 		return sysconf(_SC_NPROCESSORS_ONLN);
-	buf[len] = '\0';
 	/* "0-3,5,7-8\n" */
 	for (char *p = buf; *p && *p != '\n';) {
 		char *end;

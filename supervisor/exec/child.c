@@ -744,33 +744,15 @@ static _child_ void blank_host_args(struct corral_child *c, unsigned long lo, un
 	memcpy((void *)lo, name, len > sizeof(name) ? sizeof(name) : 0);
 }
 
-_child_ int corral_pidns_init_main(void *arg)
+/* Close all but what the init and the command need: the report pipe, stdio, the root, the run's fds. */
+static _child_ void pidns_close_fds(const struct corral_child *c)
 {
-	struct corral_child *c = arg;
 	const struct corral_sandbox *sb = c->sb;
 	const struct corral_run *run = c->run;
-	struct corral_child_report rep = {}, done = { .stage = STAGE_PIDNS_DONE };
-	int err_w = c->err_w, keep[16];
-	unsigned long arg_start, arg_end;
-	bool cmd_ended = false;
+	int keep[16];
 	size_t nk = 0;
-	ssize_t _unused_ wn;
-	long ppid;
-	pid_t cmd;
-	int r;
 
-	/*
-	 * Die with the parent; then make sure it did not die already. The
-	 * parent lies outside this namespace (getppid() says 0): the host's
-	 * /proc, still mounted here, names it.
-	 */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
-		fail(err_w, STAGE_PDEATHSIG, errno);
-	if (!self_stat(&ppid, &arg_start, &arg_end) || ppid != c->parent)
-		fail(err_w, STAGE_PIDNS_PARENT, ESRCH);
-	(void)prctl(PR_SET_NAME, "corral-init", 0, 0, 0);
-
-	keep[nk++] = err_w;
+	keep[nk++] = c->err_w;
 	keep[nk++] = c->fd_in;
 	keep[nk++] = c->fd_out;
 	keep[nk++] = c->fd_err;
@@ -783,6 +765,21 @@ _child_ int corral_pidns_init_main(void *arg)
 			keep[nk++] = run->cg_fd[i];
 	}
 	close_all_but(keep, nk);
+}
+
+/*
+ * The namespace's setup, as its init: into the run's cgroups, the id
+ * maps of a user namespace, a private /proc of this namespace, the root
+ * fd renumbered to this mount namespace's view, /proc added to the
+ * Landlock ruleset, the CPU pinning. A failure is reported on err_w and
+ * ends the init.
+ */
+static _child_ void pidns_setup(const struct corral_child *c)
+{
+	const struct corral_sandbox *sb = c->sb;
+	const struct corral_run *run = c->run;
+	int err_w = c->err_w;
+	int r;
 
 	/* The init too: the run's cgroups hold the whole namespace. */
 	for (int i = 0; run && i < CORRAL_CG_MAX; i++)
@@ -831,37 +828,22 @@ _child_ int corral_pidns_init_main(void *arg)
 	}
 	if (c->cpus)
 		(void)sched_setaffinity(0, sizeof(*c->cpus), c->cpus);
+}
 
-	/*
-	 * The command reads every process's command line in its /proc, this
-	 * one's included: blank the host's arguments in this copy, before the
-	 * command runs. What the command still needs of them (its argv is
-	 * often a tail of corral's) moves to a copy first.
-	 */
-	if (arg_start && arg_end > arg_start)
-		blank_host_args(c, arg_start, arg_end);
+/*
+ * Reap every process of the namespace (orphans come here, not to
+ * corral's subreaper); when the command |cmd| ends, kill the rest:
+ * kill(-1) from pid 1 reaches every other process of the namespace.
+ * Every signal stays blocked (the parent blocked them around clone), so
+ * no host handler runs and wait4 is never interrupted. The command's
+ * stops and its end are reported on err_w.
+ */
+static _child_ void pidns_reap(const struct corral_child *c, pid_t cmd)
+{
+	struct corral_child_report rep, done = { .stage = STAGE_PIDNS_DONE };
+	bool cmd_ended = false;
+	ssize_t _unused_ wn;
 
-	/* The command: its parent-death check looks for this init, pid 1. */
-	c->parent = getpid();
-	c->reached_exec = false;
-	cmd = clone(corral_child_main, c->inner_stack_top, CLONE_VM | CLONE_VFORK | SIGCHLD, c);
-	if (cmd < 0)
-		fail(err_w, STAGE_PIDNS_SPAWN, errno);
-	/*
-	 * It exec'd or ended. A setup failure it reported is in the pipe
-	 * first; the parent takes the first report and ignores the rest.
-	 */
-	rep = (struct corral_child_report){ .stage = c->reached_exec ? STAGE_PIDNS_STARTED : STAGE_UNREPORTED,
-					    .err = c->reached_exec ? 0 : EIO };
-	wn = write(err_w, &rep, sizeof(rep));
-
-	/*
-	 * Reap every process of the namespace (orphans come here, not to
-	 * corral's subreaper); when the command ends, kill the rest: kill(-1)
-	 * from pid 1 reaches every other process of the namespace. Every
-	 * signal stays blocked (the parent blocked them around clone), so no
-	 * host handler runs and wait4 is never interrupted.
-	 */
 	for (;;) {
 		struct rusage ru = {};
 		int st = 0;
@@ -877,7 +859,7 @@ _child_ int corral_pidns_init_main(void *arg)
 			if (w == cmd) {
 				rep = (struct corral_child_report){ .stage = STAGE_PIDNS_STOPPED,
 								    .wstatus = WSTOPSIG(st) };
-				wn = write(err_w, &rep, sizeof(rep));
+				wn = write(c->err_w, &rep, sizeof(rep));
 			}
 			continue;
 		}
@@ -892,6 +874,54 @@ _child_ int corral_pidns_init_main(void *arg)
 		}
 	}
 	if (cmd_ended)
-		wn = write(err_w, &done, sizeof(done));
+		wn = write(c->err_w, &done, sizeof(done));
+}
+
+_child_ int corral_pidns_init_main(void *arg)
+{
+	struct corral_child *c = arg;
+	struct corral_child_report rep;
+	unsigned long arg_start, arg_end;
+	ssize_t _unused_ wn;
+	long ppid;
+	pid_t cmd;
+
+	/*
+	 * Die with the parent; then make sure it did not die already. The
+	 * parent lies outside this namespace (getppid() says 0): the host's
+	 * /proc, still mounted here, names it.
+	 */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		fail(c->err_w, STAGE_PDEATHSIG, errno);
+	if (!self_stat(&ppid, &arg_start, &arg_end) || ppid != c->parent)
+		fail(c->err_w, STAGE_PIDNS_PARENT, ESRCH);
+	(void)prctl(PR_SET_NAME, "corral-init", 0, 0, 0);
+
+	pidns_close_fds(c);
+	pidns_setup(c);
+
+	/*
+	 * The command reads every process's command line in its /proc, this
+	 * one's included: blank the host's arguments in this copy, before the
+	 * command runs. What the command still needs of them (its argv is
+	 * often a tail of corral's) moves to a copy first.
+	 */
+	if (arg_start && arg_end > arg_start)
+		blank_host_args(c, arg_start, arg_end);
+
+	/* The command: its parent-death check looks for this init, pid 1. */
+	c->parent = getpid();
+	c->reached_exec = false;
+	cmd = clone(corral_child_main, c->inner_stack_top, CLONE_VM | CLONE_VFORK | SIGCHLD, c);
+	if (cmd < 0)
+		fail(c->err_w, STAGE_PIDNS_SPAWN, errno);
+	/*
+	 * It exec'd or ended. A setup failure it reported is in the pipe
+	 * first; the parent takes the first report and ignores the rest.
+	 */
+	rep = (struct corral_child_report){ .stage = c->reached_exec ? STAGE_PIDNS_STARTED : STAGE_UNREPORTED,
+					    .err = c->reached_exec ? 0 : EIO };
+	wn = write(c->err_w, &rep, sizeof(rep));
+	pidns_reap(c, cmd);
 	_exit(0);
 }

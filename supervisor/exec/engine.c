@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "internal/clock.h"
+#include "internal/fileio.h"
 #include "internal/syscalls.h"
 #include "supervisor/exec/engine.h"
 #include "supervisor/exec/result.h"
@@ -197,21 +198,6 @@ static void *child_stack(void)
 	return p;
 }
 
-static int read_small(const char *path, char *buf, size_t len)
-{
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	assert(len > 0);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	return (int)n;
-}
-
 /* Session id of |pid| (field 6 of /proc/PID/stat), or -1; its state letter in |*state| ('?' if unknown). */
 static pid_t proc_sid_state(pid_t pid, char *state)
 {
@@ -221,7 +207,7 @@ static pid_t proc_sid_state(pid_t pid, char *state)
 
 	*state = '?';
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	if (read_small(path, buf, sizeof(buf)) < 0)
+	if (corral_read_file_at(AT_FDCWD, path, 0, buf, sizeof(buf)) < 0)
 		return -1;
 	p = strrchr(buf, ')');
 	if (!p || sscanf(p + 1, " %c %d %d %d", state, &ppid, &pgrp, &sid) != 4)
@@ -251,7 +237,7 @@ static int cgroup_file_state(const char *path, const char *name)
 	char buf[16384], *save = NULL;
 	int st = CG_NONE;
 
-	if (read_small(path, buf, sizeof(buf)) < 0)
+	if (corral_read_file_at(AT_FDCWD, path, 0, buf, sizeof(buf)) < 0)
 		return CG_GONE;
 	for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		const char *last = strrchr(line, '/');
@@ -346,7 +332,7 @@ static int owner_min_filters(struct owner_test *o)
 		char buf[4096];
 		int host = -1;
 
-		if (o->filtered && read_small("/proc/self/status", buf, sizeof(buf)) > 0)
+		if (o->filtered && corral_read_file_at(AT_FDCWD, "/proc/self/status", 0, buf, sizeof(buf)) > 0)
 			host = status_field(buf, "\nSeccomp_filters:");
 		o->min_filters = host >= 0 ? host + 1 : -1;
 		o->known = true;
@@ -363,7 +349,7 @@ static bool proc_confined(pid_t pid, struct owner_test *o)
 	if (!o->confined)
 		return false;
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	if (read_small(path, buf, sizeof(buf)) < 0 || status_field(buf, "\nNoNewPrivs:") != 1)
+	if (corral_read_file_at(AT_FDCWD, path, 0, buf, sizeof(buf)) < 0 || status_field(buf, "\nNoNewPrivs:") != 1)
 		return false;
 	min = owner_min_filters(o);
 	n = status_field(buf, "\nSeccomp_filters:");
@@ -401,7 +387,7 @@ static size_t list_children_of(pid_t pid, pid_t *out, size_t max)
 				snprintf(path, sizeof(path), "/proc/%d/task/%s/children", (int)pid, d->name);
 			else
 				snprintf(path, sizeof(path), "/proc/self/task/%s/children", d->name);
-			if (read_small(path, cbuf, sizeof(cbuf)) <= 0)
+			if (corral_read_file_at(AT_FDCWD, path, 0, cbuf, sizeof(cbuf)) <= 0)
 				continue;
 			for (p = cbuf; *p && n < max;) {
 				char *end;
@@ -1227,7 +1213,7 @@ static void run_started(struct run *run)
 		char path[96], buf[64];
 
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)run->pid, (int)run->pid);
-		if (read_small(path, buf, sizeof(buf)) > 0)
+		if (corral_read_file_at(AT_FDCWD, path, 0, buf, sizeof(buf)) > 0)
 			run->ns_cmd = (pid_t)atoi(buf);
 	}
 	for (int i = 0; cr && i < CORRAL_CG_MAX; i++)

@@ -841,39 +841,27 @@ static void result_identity(struct corral_result *res, const struct timespec *t0
 	}
 }
 
-static int sandbox_exec(struct corral_sandbox *sb, const struct corral_exec_opts *opts,
-			struct corral_result *res, struct corral_error *err)
+/*
+ * The caller's options, copied (an older caller's smaller struct padded
+ * with zeros) and checked, with the policy's defaults filled in and -c
+ * STRING turned into the policy's shell's argv (in sh_argv, which must
+ * outlive o).
+ */
+static int exec_opts(const struct corral_sandbox *sb, const struct corral_exec_opts *opts,
+		     struct corral_exec_opts *o, char **sh_argv, struct corral_error *err)
 {
-	struct corral_exec_opts o = {};
-	struct corral_denials denials = {};
-	struct corral_run run = { .ruleset_fd = -1, .tmp_fd = -1, .un_parent = -1, .un_child = -1, .cwd_fd = -1,
-				  .denials = &denials };
-	struct corral_spawn_rlimits rl;
-	struct timespec t0;
-	char *sh_argv[6] = {};
-	char **envp = NULL, *env_bufs[2] = {};
-	int r;
-
-	if (!sb || !opts || !res)
-		return corral_err(err, CORRAL_E_USAGE, EINVAL, "exec: missing argument");
-	if (res->sz < CORRAL_RESULT_SZ_MIN)
-		return corral_err(err, CORRAL_E_USAGE, EINVAL,
-				  "exec: the result's sz is %zu: set it to sizeof(struct corral_result) "
-				  "(struct corral_result res = CORRAL_RESULT_INIT)", res->sz);
-	corral_result_reset(res);
-	clock_gettime(CLOCK_REALTIME, &t0);
-	memcpy(&o, opts, opts->sz && opts->sz < sizeof(o) ? opts->sz : sizeof(o));
-	o.sz = sizeof(o);
-	if (!o.shell && (!o.argv || !o.argv[0]))
+	memcpy(o, opts, opts->sz && opts->sz < sizeof(*o) ? opts->sz : sizeof(*o));
+	o->sz = sizeof(*o);
+	if (!o->shell && (!o->argv || !o->argv[0]))
 		return corral_err(err, CORRAL_E_USAGE, EINVAL, "exec: no command");
-	if (!isfinite(o.timeout))
+	if (!isfinite(o->timeout))
 		return corral_err(err, CORRAL_E_USAGE, EINVAL, "exec: timeout must be a finite number of seconds");
-	if (o.timeout < 0)
+	if (o->timeout < 0)
 		return corral_err(err, CORRAL_E_USAGE, EINVAL, "exec: timeout must not be negative (0: the policy's)");
-	if (o.timeout == 0)
-		o.timeout = sb->policy->timeout > 0 ? sb->policy->timeout : DEFAULT_TIMEOUT;
-	if (o.max_output == 0)
-		o.max_output = sb->policy->limits.output ? sb->policy->limits.output : DEFAULT_OUTPUT;
+	if (o->timeout == 0)
+		o->timeout = sb->policy->timeout > 0 ? sb->policy->timeout : DEFAULT_TIMEOUT;
+	if (o->max_output == 0)
+		o->max_output = sb->policy->limits.output ? sb->policy->limits.output : DEFAULT_OUTPUT;
 	/*
 	 * A closed 0, 1 or 2 would be taken by the run's own pipes and fds,
 	 * which the child's stdio then overwrites (it failed as "chdir to the
@@ -884,101 +872,138 @@ static int sandbox_exec(struct corral_sandbox *sb, const struct corral_exec_opts
 			return corral_err(err, CORRAL_E_USAGE, EBADF,
 					  "exec: file descriptor %d of the calling process is closed; corral needs 0, 1 "
 					  "and 2 open (open /dev/null on a closed one)", fd);
-	if (o.has_cancel_fd && o.cancel_fd >= 0 && fcntl(o.cancel_fd, F_GETFD) < 0)
+	if (o->has_cancel_fd && o->cancel_fd >= 0 && fcntl(o->cancel_fd, F_GETFD) < 0)
 		return corral_err(err, CORRAL_E_USAGE, EBADF, "exec: cancel_fd %d is not an open file descriptor",
-				  o.cancel_fd);
+				  o->cancel_fd);
 
 	/* -c STRING: the policy's shell, for every provider. */
-	if (o.shell) {
-		shell_argv(sb, o.shell, sh_argv);
-		o.argv = (const char *const *)sh_argv;
-		o.shell = NULL;
+	if (o->shell) {
+		shell_argv(sb, o->shell, sh_argv);
+		o->argv = (const char *const *)sh_argv;
+		o->shell = NULL;
 	}
+	if (!o->cwd)
+		o->cwd = sb->policy->cwd;
+	return 0;
+}
 
-	if (!o.cwd)
-		o.cwd = sb->policy->cwd;
-	if (sb->docker) {
-		_cleanup_free_ char *rel = NULL;
+/* The docker provider: the cwd proven on the host, given to docker as the normalised path under the workdir. */
+static int exec_docker(struct corral_sandbox *sb, struct corral_exec_opts *o, struct corral_result *res,
+		       const struct timespec *t0, struct corral_error *err)
+{
+	_cleanup_free_ char *rel = NULL;
+	int r;
 
-		/* Proven on the host, given to docker as the normalised path under the workdir. */
-		if (o.cwd) {
-			r = open_cwd(sb, o.cwd, &run.cwd_fd, &rel, err);
-			run.cwd_fd = safe_close(run.cwd_fd);
-			if (r < 0)
-				return r;
-			o.cwd = rel;
-		}
-		r = corral_docker_exec(sb->docker, &o, res, err);
-		if (r == 0)
-			result_identity(res, &t0, o.has_cancel_fd ? o.cancel_fd : -1);
-		return r;
+	if (o->cwd) {
+		_cleanup_close_ int cwd_fd = -1;
+
+		r = open_cwd(sb, o->cwd, &cwd_fd, &rel, err);
+		if (r < 0)
+			return r;
+		o->cwd = rel;
 	}
+	r = corral_docker_exec(sb->docker, o, res, err);
+	if (r == 0)
+		result_identity(res, t0, o->has_cancel_fd ? o->cancel_fd : -1);
+	return r;
+}
 
-	for (int i = 0; i < CORRAL_CG_MAX; i++)
-		run.cg_fd[i] = -1;
-	run.un_parent = run.un_child = -1;
+/*
+ * What the command inherits (engine.c: stdin passed through, output not
+ * captured): its terminal, or its files, which it may reopen by name
+ * (/dev/stdout, tee /dev/stderr, cat /dev/stdin). Landlock grants those
+ * the rights of the fd's access mode, whatever its number; an O_PATH fd
+ * has none. Returns how many entries of stdio[3] were filled.
+ */
+static size_t inherited_stdio(const struct corral_exec_opts *o, struct corral_ll_stdio *stdio)
+{
+	bool inherits[3] = { !o->stdin_data && o->stdin_passthrough, !o->capture, !o->capture };
+	size_t n_stdio = 0;
+
+	for (int fd = 0; fd < 3; fd++) {
+		struct stat st;
+		unsigned access = 0;
+		int fl;
+
+		if (!inherits[fd] || (fl = fcntl(fd, F_GETFL)) < 0 || (fl & O_PATH))
+			continue;
+		if ((fl & O_ACCMODE) == O_RDONLY || (fl & O_ACCMODE) == O_RDWR)
+			access |= CORRAL_LL_STDIO_READ;
+		if ((fl & O_ACCMODE) == O_WRONLY || (fl & O_ACCMODE) == O_RDWR)
+			access |= CORRAL_LL_STDIO_WRITE;
+		if (isatty(fd))
+			access |= CORRAL_LL_STDIO_TTY;
+		else if (fstat(fd, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode)))
+			continue;
+		if (access & (CORRAL_LL_STDIO_READ | CORRAL_LL_STDIO_WRITE))
+			stdio[n_stdio++] = (struct corral_ll_stdio){ fd, access };
+	}
+	return n_stdio;
+}
+
+/*
+ * The local provider's per-run kernel objects, in order: the mediation
+ * socketpair, the cwd, the private /tmp (and home), the Landlock ruleset
+ * (which names the private /tmp), the cgroup. What was made is in run,
+ * for run_clear, also on failure.
+ */
+static int prepare_run(struct corral_sandbox *sb, const struct corral_exec_opts *o, struct corral_run *run,
+		       struct corral_error *err)
+{
+	int r;
+
 	if (sb->unotify) {
 		int sv[2];
 
-		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-			r = corral_err(err, CORRAL_E_SETUP, errno, "Unix-socket mediation: socketpair: %s",
-				       corral_strerror(errno));
-			goto out;
-		}
-		run.un_parent = sv[0];
-		run.un_child = sv[1];
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+			return corral_err(err, CORRAL_E_SETUP, errno, "Unix-socket mediation: socketpair: %s",
+					  corral_strerror(errno));
+		run->un_parent = sv[0];
+		run->un_child = sv[1];
 	}
-	if (o.cwd) {
-		r = open_cwd(sb, o.cwd, &run.cwd_fd, NULL, err);
+	if (o->cwd) {
+		r = open_cwd(sb, o->cwd, &run->cwd_fd, NULL, err);
 		if (r < 0)
-			goto out;
+			return r;
 	}
 	if (sb->policy->fs.private_tmp || sb->private_home) {
-		r = corral_tmp_create(sb, &run, err);
+		r = corral_tmp_create(sb, run, err);
 		if (r < 0)
-			goto out;
+			return r;
 	}
 	if (sb->ll && corral_ll_plan_abi(sb->ll) > 0) {
-		/*
-		 * What the command inherits (engine.c: stdin passed through,
-		 * output not captured): its terminal, or its files, which it
-		 * may reopen by name (/dev/stdout, tee /dev/stderr, cat /dev/stdin).
-		 */
-		bool inherits[3] = { !o.stdin_data && o.stdin_passthrough, !o.capture, !o.capture };
 		struct corral_ll_stdio stdio[3];
-		size_t n_stdio = 0;
+		size_t n_stdio = inherited_stdio(o, stdio);
 
-		for (int fd = 0; fd < 3; fd++) {
-			struct stat st;
-			unsigned access = 0;
-			int fl;
-
-			/* The rights follow the fd's access mode, whatever its number; an O_PATH fd has none. */
-			if (!inherits[fd] || (fl = fcntl(fd, F_GETFL)) < 0 || (fl & O_PATH))
-				continue;
-			if ((fl & O_ACCMODE) == O_RDONLY || (fl & O_ACCMODE) == O_RDWR)
-				access |= CORRAL_LL_STDIO_READ;
-			if ((fl & O_ACCMODE) == O_WRONLY || (fl & O_ACCMODE) == O_RDWR)
-				access |= CORRAL_LL_STDIO_WRITE;
-			if (isatty(fd))
-				access |= CORRAL_LL_STDIO_TTY;
-			else if (fstat(fd, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode)))
-				continue;
-			if (access & (CORRAL_LL_STDIO_READ | CORRAL_LL_STDIO_WRITE))
-				stdio[n_stdio++] = (struct corral_ll_stdio){ fd, access };
-		}
-		run.ruleset_fd = corral_ll_ruleset(sb->ll, run.tmp_fd, stdio, n_stdio, err);
-		if (run.ruleset_fd < 0) {
-			r = run.ruleset_fd;
-			goto out;
-		}
+		run->ruleset_fd = corral_ll_ruleset(sb->ll, run->tmp_fd, stdio, n_stdio, err);
+		if (run->ruleset_fd < 0)
+			return run->ruleset_fd;
 	}
 	if (sb->use_cgroups) {
-		r = corral_cgroup_create(sb, &run, err);
+		r = corral_cgroup_create(sb, run, err);
 		if (r < 0)
-			goto out;
+			return r;
 	}
-	fill_rlimits(sb, &rl, o.has_cancel_fd ? o.cancel_fd : -1);
+	return 0;
+}
+
+/* The local provider: prepare the run's objects, run it, and add what corral knows beyond the command's own result. */
+static int exec_local(struct corral_sandbox *sb, const struct corral_exec_opts *o, struct corral_result *res,
+		      const struct timespec *t0, struct corral_error *err)
+{
+	struct corral_denials denials = {};
+	struct corral_run run = { .ruleset_fd = -1, .tmp_fd = -1, .un_parent = -1, .un_child = -1, .cwd_fd = -1,
+				  .denials = &denials };
+	struct corral_spawn_rlimits rl;
+	char **envp = NULL, *env_bufs[2] = {};
+	int r;
+
+	for (int i = 0; i < CORRAL_CG_MAX; i++)
+		run.cg_fd[i] = -1;
+	r = prepare_run(sb, o, &run, err);
+	if (r < 0)
+		goto out;
+	fill_rlimits(sb, &rl, o->has_cancel_fd ? o->cancel_fd : -1);
 	envp = corral_env_for_run(sb, sb->policy->fs.private_tmp ? run.tmp_path : NULL,
 				  sb->private_home ? run.tmp_path : NULL, env_bufs);
 	if (!envp) {
@@ -987,14 +1012,14 @@ static int sandbox_exec(struct corral_sandbox *sb, const struct corral_exec_opts
 	}
 
 	r = corral_engine_run(&(struct corral_spawn){
-				      .argv = (char *const *)o.argv,
+				      .argv = (char *const *)o->argv,
 				      .envp = envp,
 				      .confine = sb,
 				      .provider = "local",
 				      .run = &run,
 				      .rlimits = &rl,
 			      },
-			      &o, res, err);
+			      o, res, err);
 	corral_egress_drain(sb->egress, &denials);
 	if (r == 0)
 		corral_denials_collect(&denials, sb, &run, res);
@@ -1006,16 +1031,40 @@ static int sandbox_exec(struct corral_sandbox *sb, const struct corral_exec_opts
 		}
 	}
 	if (r == 0)
-		result_identity(res, &t0, o.has_cancel_fd ? o.cancel_fd : -1);
+		result_identity(res, t0, o->has_cancel_fd ? o->cancel_fd : -1);
 out:
 	corral_denials_clear(&denials);
 	run_clear(sb, &run);
 	free(envp);
-	if (r == 0 && sb->auto_why)
-		r = corral_docker_add_warning(res, sb->auto_why, err);
 	free(env_bufs[0]);
 	free(env_bufs[1]);
+	if (r == 0 && sb->auto_why)
+		r = corral_docker_add_warning(res, sb->auto_why, err);
 	return r;
+}
+
+static int sandbox_exec(struct corral_sandbox *sb, const struct corral_exec_opts *opts,
+			struct corral_result *res, struct corral_error *err)
+{
+	struct corral_exec_opts o = {};
+	struct timespec t0;
+	char *sh_argv[6] = {};
+	int r;
+
+	if (!sb || !opts || !res)
+		return corral_err(err, CORRAL_E_USAGE, EINVAL, "exec: missing argument");
+	if (res->sz < CORRAL_RESULT_SZ_MIN)
+		return corral_err(err, CORRAL_E_USAGE, EINVAL,
+				  "exec: the result's sz is %zu: set it to sizeof(struct corral_result) "
+				  "(struct corral_result res = CORRAL_RESULT_INIT)", res->sz);
+	corral_result_reset(res);
+	clock_gettime(CLOCK_REALTIME, &t0);
+	r = exec_opts(sb, opts, &o, sh_argv, err);
+	if (r < 0)
+		return r;
+	if (sb->docker)
+		return exec_docker(sb, &o, res, &t0, err);
+	return exec_local(sb, &o, res, &t0, err);
 }
 
 /*

@@ -21,6 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "internal/fileio.h"
+
 #include "supervisor/exec/sandbox.h"
 
 static bool file_has_word(const char *path, const char *word)
@@ -155,17 +157,10 @@ static bool path_join(char *buf, size_t len, const char *dir, const char *name)
 static int write_file_at(const char *dir, const char *name, const char *value)
 {
 	char p[4096];
-	_cleanup_close_ int fd = -1;
-	size_t len = strlen(value);
 
 	if (!path_join(p, sizeof(p), dir, name))
 		return -ENAMETOOLONG;
-	fd = open(p, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, value, len) != (ssize_t)len)
-		return -errno;
-	return 0;
+	return corral_write_file_at(AT_FDCWD, p, value, 0, 0);
 }
 
 /* The kernel's PID_MAX_LIMIT on 64-bit (4 * 1024 * 1024): pids.max takes at most that. */
@@ -335,14 +330,11 @@ long corral_cgroup_tasks(const struct corral_run *run)
 		char p[4096], buf[32];
 		long v = 0;
 		ssize_t n;
-		_cleanup_close_ int fd = -1;
 
 		if (!run->cg_dir[where[i]] || !path_join(p, sizeof(p), run->cg_dir[where[i]], "pids.current"))
 			continue;
-		fd = open(p, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue; /* v2 without the pids controller */
-		n = read(fd, buf, sizeof(buf) - 1);
+		/* Not there: v2 without the pids controller. */
+		n = corral_read_file_at(AT_FDCWD, p, 0, buf, sizeof(buf));
 		if (n <= 0 || buf[0] < '0' || buf[0] > '9')
 			continue;
 		for (ssize_t k = 0; k < n && buf[k] >= '0' && buf[k] <= '9'; k++)
@@ -362,9 +354,7 @@ long corral_cgroup_oom_kills(const struct corral_sandbox *sb, const struct corra
 {
 	const char *dir = run->cg_dir[CORRAL_CG_MEMORY], *file = "memory.oom_control";
 	char p[4096], buf[512];
-	_cleanup_close_ int fd = -1;
 	const char *k;
-	ssize_t n;
 
 	if (!dir && sb->cg.v2_memory) {
 		dir = run->cg_dir[CORRAL_CG_UNIFIED];
@@ -372,10 +362,8 @@ long corral_cgroup_oom_kills(const struct corral_sandbox *sb, const struct corra
 	}
 	if (!dir || !path_join(p, sizeof(p), dir, file))
 		return -1;
-	fd = open(p, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || (n = read(fd, buf, sizeof(buf) - 1)) <= 0)
+	if (corral_read_file_at(AT_FDCWD, p, 0, buf, sizeof(buf)) <= 0)
 		return -1;
-	buf[n] = '\0';
 	for (k = buf; (k = strstr(k, "oom_kill ")); k++)
 		if (k == buf || k[-1] == '\n')
 			return strtol(k + 9, NULL, 10);

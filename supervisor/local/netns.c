@@ -45,17 +45,11 @@ static bool has_cap_sys_admin(void)
 /* First integer of a small /proc file, or |dflt| when it cannot be read. */
 static long read_long(const char *path, long dflt)
 {
-	char buf[32] = {};
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
+	char buf[32];
 	char *end;
 	long v;
 
-	if (fd < 0)
-		return dflt;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
+	if (corral_read_file_at(AT_FDCWD, path, 0, buf, sizeof(buf)) <= 0)
 		return dflt;
 	v = strtol(buf, &end, 10);
 	return end == buf ? dflt : v;

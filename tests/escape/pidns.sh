@@ -99,14 +99,23 @@ done
 
 # -- the tree kill: a setsid double-forked daemon does not outlive the run
 # (A sleep of a duration no one else uses is the marker: dash has no exec -a.)
+# gone_within MARK: no process runs MARK within 3 s. corral has returned, so
+# what it killed can only be dying (a survivor sleeps 100 s or more:
+# waiting cannot make this pass).
+gone_within() {
+	for _ in $(seq 300); do pgrep -f "^$1\$" >/dev/null || return 0; sleep 0.01; done
+	return 1
+}
 n=0
 for m in host private; do
 	n=$((n + 1))
 	mark="sleep 10$n.$$"
-	crun --proc $m -- sh -c "setsid sh -c '($mark &)'; ($mark &); sleep 0.2; pgrep -fc '^$mark\$'" >"$S/count" 2>&1
+	# The command waits until it sees both daemons (up to 10 s), not a fixed time.
+	crun --proc $m -- sh -c "setsid sh -c '($mark &)'; ($mark &); i=0
+		until [ \"\$(pgrep -fc '^$mark\$')\" -ge 2 ] || [ \$i -ge 1000 ]; do sleep 0.01; i=\$((i + 1)); done
+		pgrep -fc '^$mark\$'" >"$S/count" 2>&1
 	[ "$(cat "$S/count")" = 2 ] && ok "control: --proc $m: both daemons started" || bad "control: --proc $m: daemons: $(cat "$S/count")"
-	sleep 0.2
-	if pgrep -f "^$mark\$" >/dev/null; then
+	if ! gone_within "$mark"; then
 		bad "--proc $m: a daemon outlived the run"
 		kill -9 $(pgrep -f "^$mark\$") 2>/dev/null
 	else
@@ -121,8 +130,7 @@ for _ in $(seq 100); do [ "$(pgrep -f "^$mark\$" | wc -l)" -ge 2 ] && break; sle
 [ "$(pgrep -f "^$mark\$" | wc -l)" -ge 2 ] && ok "control: the run's processes are there" || bad "control: the run did not start its processes"
 kill -9 $cp
 wait $cp 2>/dev/null
-sleep 0.3
-if pgrep -f "^$mark\$" >/dev/null; then
+if ! gone_within "$mark"; then
 	bad "corral killed with -9: the namespace's processes live on"
 	kill -9 $(pgrep -f "^$mark\$") 2>/dev/null
 else

@@ -84,7 +84,9 @@ expect_eq "ignored signals reset to default inside (--json)" "'SigIgn:\t00000000
 # which a glibc shell can ignore, must be reset all the same.
 ign_out=$(bash -c "trap '' 34 35; grep '^SigIgn:' /proc/self/status" | awk '{print $2}')
 ign_in=$(bash -c "trap '' 34 35; exec \"\$0\" run -- grep '^SigIgn:' /proc/self/status" "$C" | awk '{print $2}')
-[ "$ign_out" = 0000000600000000 ] && ok "control: the caller ignores signals 34 and 35" || bad "control: signals 34-35 outside: $ign_out"
+# Only bits 34 and 35 matter: a caller started in the background by a
+# non-interactive shell also ignores SIGINT and SIGQUIT.
+[ -n "$ign_out" ] && [ $((0x$ign_out & 0x600000000)) = $((0x600000000)) ] && ok "control: the caller ignores signals 34 and 35" || bad "control: signals 34-35 outside: $ign_out"
 expect_eq "signals 34 and 35 reset to default inside" "0000000000000000" "$ign_in"
 
 # TMPDIR: private, 0700, writable, gone after the run.

@@ -222,6 +222,53 @@ expect_eq "control: six blocked senders and the reader's connect, outside" "got 
 expect_eq "six blocked senders do not hold up the reader's connect (helpers: 16)" "got 240" \
 	"$(run --timeout 20 -- "$PY" hol.py 2>&1)"
 
+# Many mediated connects at once: 150 threads connect to a listener in the
+# root whose backlog is 1 and which starts accepting 0.3 s later, so every
+# helper is held in a connect and their queues fill (a socketpair queues
+# net.unix.max_dgram_qlen messages, 10 by default). A call no helper can
+# take waits for one; none fails with EAGAIN for want of a helper (84 of
+# 150 did). Control: the same program outside. And the same storm at a
+# socket outside the root is refused every time (the outside listener's
+# count is checked at the end).
+cat > "$R/storm.py" <<'PYEOF'
+import collections, os, socket, sys, threading, time
+# N threads connect at once to PATH (default: a listener in TMPDIR with a
+# backlog of 1 that starts accepting only 0.3 s after the threads start, so
+# every mediated connect is held in corral's helpers a while). Prints how
+# the connects ended, e.g. "ok=150".
+n = int(sys.argv[1]); d = os.environ.get("TMPDIR", ".")
+path = sys.argv[2] if len(sys.argv) > 2 else d + "/storm.sock"
+try: os.unlink(d + "/storm.sock")
+except OSError: pass
+srv = socket.socket(socket.AF_UNIX); srv.bind(d + "/storm.sock"); srv.listen(1)
+threading.stack_size(256 * 1024)  # where no memory cgroup bounds the run, RLIMIT_AS does
+bar = threading.Barrier(n + 1)
+res, keep = [], []
+def th():
+    c = socket.socket(socket.AF_UNIX)
+    bar.wait()
+    try:
+        c.connect(path); res.append("ok"); keep.append(c)
+    except OSError as e:
+        res.append(os.strerror(e.errno))
+def acceptor():
+    bar.wait(); time.sleep(0.3)
+    while True: keep.append(srv.accept()[0])
+ts = [threading.Thread(target=th) for _ in range(n)]
+for t in ts: t.start()
+threading.Thread(target=acceptor, daemon=True).start()
+for t in ts: t.join()
+print(" ".join("%s=%d" % kv for kv in sorted(collections.Counter(res).items())))
+PYEOF
+ST=$(mktemp -d /tmp/corral-storm.XXXXXX); cleanup_dirs+=("$ST"); chmod 777 "$ST"
+expect_eq "control: 150 concurrent connects, outside" "ok=150" "$(TMPDIR=$ST as_id "$PY" "$R/storm.py" 150 2>&1)"
+for round in 1 2; do
+	expect_eq "150 concurrent mediated connects inside the root all succeed (round $round)" "ok=150" \
+		"$(run --procs 1000 --timeout 30 -- "$PY" storm.py 150 2>&1)"
+done
+expect_eq "150 concurrent connects to a socket outside the root: all EACCES" "Permission denied=150" \
+	"$(run --procs 1000 --timeout 30 -- "$PY" storm.py 150 "$OUT/host.sock" 2>&1)"
+
 # A read_write path outside the root: its sockets are reachable.
 RW=$(mktemp -d /tmp/corral-rw.XXXXXX); cleanup_dirs+=("$RW"); chmod 777 "$RW"
 "$UNIXT" listen "$RW/rw.sock" 30 > "$RW/count" &

@@ -10,7 +10,7 @@ give "$R"
 inside() { "$C" run --root "$R" --timeout 60 "$@"; }
 
 expect_eq "job control: set -m, bg, fg, jobs, wait -n" "fg=7 wn=3" "$(inside -- bash -c '
-	set -m; sleep 1 & sleep 1.5 & jobs >/dev/null; (sleep 0.3; exit 7) & fg %3 >/dev/null; a=$?
+	set -m; sleep 3 & sleep 3.5 & jobs >/dev/null; (sleep 0.3; exit 7) & fg %3 >/dev/null; a=$?
 	(sleep 0.05; exit 3) & wait -n; b=$?; wait; echo "fg=$a wn=$b"' 2>/dev/null | tail -n 1)"
 expect_eq "process substitution and /dev/fd" "same 3" "$(inside -- bash -c '
 	diff <(seq 3) <(printf "1\n2\n3\n") >/dev/null && echo -n "same "; wc -l < <(seq 3)' 2>&1)"

@@ -59,6 +59,7 @@
 #include <unistd.h>
 
 #include "policy/path.h"
+#include "internal/fileio.h"
 #include "internal/syscalls.h"
 #include "landlock/landlock.h"
 #include "supervisor/exec/denials.h"
@@ -101,8 +102,23 @@ struct helper {
 	bool owe_release; /* holds fds and its OP_RELEASE could not be sent yet */
 };
 
-/* Fds taken from the command that no helper could be given yet (see OP_HOLD). */
-#define PENDING_MAX 1024
+/*
+ * A call no helper can take now (every helper's queue is full: a socketpair
+ * queues net.unix.max_dgram_qlen messages, 10 by default; or INFLIGHT_MAX
+ * calls are out). Its caller stays blocked in the kernel, as in a slow
+ * connect; the call waits here with the fds taken for it and goes to the
+ * first helper with room (retry_deferred: when a helper answers, or its
+ * queue drains, POLLOUT). Never answered EAGAIN for want of a helper.
+ */
+struct deferred {
+	struct deferred *next;
+	uint64_t id;
+	bool mmsg;
+	int nfds;
+	int fds[RIGHTS_MAX + 2];
+	struct hreq hq;
+	uint8_t body[]; /* hq.payload_len + hq.ctl_len bytes */
+};
 
 struct corral_unotify {
 	const struct corral_unotify_plan *plan;
@@ -117,8 +133,9 @@ struct corral_unotify {
 	size_t req_size, resp_size;
 	struct inflight inflight[INFLIGHT_MAX];
 	size_t n_inflight;
-	int pending[PENDING_MAX];
-	int n_pending;
+	struct deferred *deferred, **deferred_tail; /* oldest first */
+	int *pending; /* fds taken from the command that no helper could be given yet (see OP_HOLD) */
+	int n_pending, cap_pending;
 	struct hreq *hq; /* request header + payload being built */
 	struct corral_un_req *dec; /* the call being decoded */
 	struct corral_denials *denials; /* the run's; may be NULL */
@@ -171,6 +188,7 @@ struct corral_unotify *corral_unotify_start(const struct corral_sandbox *sb,
 	un->tmp_fd = run ? run->tmp_fd : -1;
 	un->denials = run ? run->denials : NULL;
 	un->listener = lfd;
+	un->deferred_tail = &un->deferred;
 	return un;
 fail:
 	/* Closing the listener makes every mediated call fail with ENOSYS: closed, not open. */
@@ -186,12 +204,20 @@ fail:
 }
 
 static void drop_pending(struct corral_unotify *u);
+static void park_fds(struct corral_unotify *u, const int *fds, int nfds);
 
 void corral_unotify_free(struct corral_unotify *u)
 {
 	if (!u)
 		return;
 	safe_close(u->listener);
+	while (u->deferred) {
+		struct deferred *d = u->deferred;
+
+		u->deferred = d->next;
+		park_fds(u, d->fds, d->nfds);
+		free(d);
+	}
 	for (size_t i = 0; i < u->n_helpers; i++) {
 		struct helper *h = &u->helpers[i];
 
@@ -203,6 +229,7 @@ void corral_unotify_free(struct corral_unotify *u)
 		}
 	}
 	drop_pending(u);
+	free(u->pending);
 	free(u->req);
 	free(u->resp);
 	free(u->hq);
@@ -218,9 +245,20 @@ int corral_unotify_pollfds(struct corral_unotify *u, struct pollfd *pf)
 		return 0;
 	if (u->listener >= 0)
 		pf[n++] = (struct pollfd){ .fd = u->listener, .events = POLLIN };
-	for (size_t i = 0; i < u->n_helpers; i++)
-		if (u->helpers[i].sock >= 0)
-			pf[n++] = (struct pollfd){ .fd = u->helpers[i].sock, .events = POLLIN };
+	for (size_t i = 0; i < u->n_helpers; i++) {
+		const struct helper *h = &u->helpers[i];
+		/*
+		 * Room in a helper's queue is awaited only for what waits on it:
+		 * deferred calls (when a call can go out at all), fds to hand
+		 * over, a release owed to this helper. Otherwise POLLOUT, ready
+		 * almost always, would spin the loop.
+		 */
+		bool wait_room = h->owe_release || u->n_pending > 0 ||
+				 (u->deferred && u->n_inflight < INFLIGHT_MAX);
+
+		if (h->sock >= 0)
+			pf[n++] = (struct pollfd){ .fd = h->sock, .events = POLLIN | (wait_room ? POLLOUT : 0) };
+	}
 	return n;
 }
 
@@ -420,18 +458,10 @@ static pid_t task_tgid(pid_t tid)
 {
 	char path[64], buf[1024];
 	const char *t;
-	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (corral_read_file_at(AT_FDCWD, path, 0, buf, sizeof(buf)) <= 0)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
 	t = strstr(buf, "\nTgid:");
 	return t ? (pid_t)atoi(t + 6) : -1;
 }
@@ -457,26 +487,17 @@ static int open_task_pidfd(pid_t tid)
 }
 
 /*
- * The helper for the next call: an idle one, else a new one, else (all
- * CORRAL_UNOTIFY_HELPERS_MAX busy) the least busy. -1 when none can be had.
+ * A new helper in a free slot (a gone helper's, or one not used yet): its
+ * index, or -1 (every slot holds a live helper, or the fork failed: then
+ * no other is tried before the loop's next round).
  */
-static int pick_helper(struct corral_unotify *u)
+static int spawn_helper(struct corral_unotify *u)
 {
-	int best = -1, free_slot = -1;
+	int free_slot = -1;
 
-	for (size_t i = 0; i < u->n_helpers; i++) {
-		const struct helper *h = &u->helpers[i];
-
-		if (h->sock < 0) {
-			if (free_slot < 0)
-				free_slot = (int)i;
-			continue;
-		}
-		if (h->busy == 0)
-			return (int)i;
-		if (best < 0 || h->busy < u->helpers[best].busy)
-			best = (int)i;
-	}
+	for (size_t i = 0; i < u->n_helpers && free_slot < 0; i++)
+		if (u->helpers[i].sock < 0)
+			free_slot = (int)i;
 	if (free_slot < 0 && u->n_helpers < CORRAL_UNOTIFY_HELPERS_MAX)
 		free_slot = (int)u->n_helpers;
 	if (free_slot >= 0 && !u->spawn_failed) {
@@ -495,7 +516,57 @@ static int pick_helper(struct corral_unotify *u)
 		}
 		u->spawn_failed = true;
 	}
-	return best;
+	return -1;
+}
+
+/*
+ * The helper for the next call: an idle one, else a new one, else (all
+ * CORRAL_UNOTIFY_HELPERS_MAX busy) the least busy. -1 when none can be had.
+ */
+static int pick_helper(struct corral_unotify *u)
+{
+	int best = -1, fresh;
+
+	for (size_t i = 0; i < u->n_helpers; i++) {
+		const struct helper *h = &u->helpers[i];
+
+		if (h->sock < 0)
+			continue;
+		if (h->busy == 0)
+			return (int)i;
+		if (best < 0 || h->busy < u->helpers[best].busy)
+			best = (int)i;
+	}
+	fresh = spawn_helper(u);
+	return fresh >= 0 ? fresh : best;
+}
+
+/*
+ * Send with |send_one| to the helper pick_helper chooses, else to any other
+ * live helper whose queue has room, else to a new one. The helper's index;
+ * -EBUSY when every queue is full (wait for POLLOUT), -EAGAIN when no
+ * helper is alive and none could be made, another -errno on a dead helper.
+ */
+static int send_some_helper(struct corral_unotify *u, int (*send_one)(struct corral_unotify *, int, const void *),
+			    const void *arg)
+{
+	int hi = pick_helper(u), r;
+
+	if (hi < 0)
+		return -EAGAIN;
+	r = send_one(u, hi, arg);
+	for (size_t i = 0; r == -EAGAIN && i < u->n_helpers; i++)
+		if ((int)i != hi && u->helpers[i].sock >= 0 && (r = send_one(u, (int)i, arg)) == 0)
+			hi = (int)i;
+	if (r == -EAGAIN) {
+		int fresh = spawn_helper(u);
+
+		if (fresh >= 0 && (r = send_one(u, fresh, arg)) == 0)
+			hi = fresh;
+	}
+	if (r == -EAGAIN || r == -EWOULDBLOCK)
+		return -EBUSY;
+	return r < 0 ? r : hi;
 }
 
 /* One fd-less message to helper |hi| (OP_RELEASE), or the fds to hold (OP_HOLD). */
@@ -532,6 +603,44 @@ static void after_handover(struct corral_unotify *u, int hi, const int *fds, int
 	u->helpers[hi].owe_release = helper_send(u, hi, OP_RELEASE, NULL, 0) < 0;
 }
 
+struct hold {
+	const int *fds;
+	int nfds;
+};
+
+static int send_hold(struct corral_unotify *u, int hi, const void *arg)
+{
+	const struct hold *a = arg;
+
+	return helper_send(u, hi, OP_HOLD, a->fds, a->nfds);
+}
+
+/*
+ * Keep |fds| in |pending| for the next chance (flush_pending). Closed
+ * here only when no memory is left for the list: the last resort.
+ */
+static void park_fds(struct corral_unotify *u, const int *fds, int nfds)
+{
+	if (u->n_pending + nfds > u->cap_pending) {
+		int cap = u->cap_pending ? u->cap_pending : 256;
+		int *p;
+
+		while (cap < u->n_pending + nfds)
+			cap *= 2;
+		p = realloc(u->pending, sizeof(*p) * (size_t)cap);
+		if (p) {
+			u->pending = p;
+			u->cap_pending = cap;
+		}
+	}
+	for (int i = 0; i < nfds; i++) {
+		if (u->n_pending < u->cap_pending)
+			u->pending[u->n_pending++] = fds[i];
+		else
+			close(fds[i]);
+	}
+}
+
 /*
  * Drop the fds mediate took from the command, without ever making a last
  * close here (see OP_HOLD): helper |hi| has them already (the request), or
@@ -542,21 +651,12 @@ static void release_fds(struct corral_unotify *u, int hi, const int *fds, int nf
 {
 	if (nfds == 0)
 		return;
-	if (hi < 0) {
-		hi = pick_helper(u);
-		if (hi >= 0 && helper_send(u, hi, OP_HOLD, fds, nfds) < 0)
-			hi = -1;
-	}
-	if (hi >= 0) {
+	if (hi < 0)
+		hi = send_some_helper(u, send_hold, &(struct hold){ fds, nfds });
+	if (hi >= 0)
 		after_handover(u, hi, fds, nfds);
-		return;
-	}
-	for (int i = 0; i < nfds; i++) {
-		if (u->n_pending < PENDING_MAX)
-			u->pending[u->n_pending++] = fds[i];
-		else
-			close(fds[i]); /* unreachable: mediate takes nothing when the list could overflow */
-	}
+	else
+		park_fds(u, fds, nfds);
 }
 
 /* Hand pending fds and owed releases over, as far as the helpers' queues take them. */
@@ -568,9 +668,9 @@ static void flush_pending(struct corral_unotify *u)
 	while (u->n_pending > 0) {
 		int chunk = u->n_pending < RIGHTS_MAX ? u->n_pending : RIGHTS_MAX;
 		int *from = u->pending + u->n_pending - chunk;
-		int hi = pick_helper(u);
+		int hi = send_some_helper(u, send_hold, &(struct hold){ from, chunk });
 
-		if (hi < 0 || helper_send(u, hi, OP_HOLD, from, chunk) < 0)
+		if (hi < 0)
 			return;
 		u->n_pending -= chunk;
 		after_handover(u, hi, from, chunk);
@@ -739,16 +839,26 @@ static int take_control(struct corral_unotify *u, const struct corral_un_req *rq
 	return 0;
 }
 
-/* Give helper |hi| the request and the fds it needs. 0 or -errno. */
-static int send_request(struct corral_unotify *u, int hi, const int *fds, int nfds)
+struct request {
+	const struct hreq *h;
+	const uint8_t *body; /* h->payload_len + h->ctl_len bytes */
+	const int *fds;
+	int nfds;
+};
+
+/* Give helper |hi| the request and the fds it needs. 0 or -errno (-EAGAIN: its queue is full). */
+static int send_request(struct corral_unotify *u, int hi, const void *arg)
 {
-	struct hreq *h = u->hq;
+	const struct request *rq = arg;
+	const int *fds = rq->fds;
+	int nfds = rq->nfds;
 	union {
 		char buf[CMSG_SPACE(sizeof(int) * (RIGHTS_MAX + 2))];
 		struct cmsghdr align;
 	} cu;
-	struct iovec iov = { .iov_base = h, .iov_len = sizeof(*h) + h->payload_len + h->ctl_len };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cu.buf,
+	struct iovec iov[2] = { { .iov_base = (void *)rq->h, .iov_len = sizeof(*rq->h) },
+				{ .iov_base = (void *)rq->body, .iov_len = rq->h->payload_len + rq->h->ctl_len } };
+	struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2, .msg_control = cu.buf,
 			    .msg_controllen = CMSG_SPACE(sizeof(int) * nfds) };
 	struct cmsghdr *cm;
 
@@ -867,6 +977,68 @@ answer:
 }
 
 /*
+ * Give the call |id| to a helper (send_some_helper) and count it in
+ * flight. The helper's index, -EBUSY when it must wait (every queue full,
+ * or INFLIGHT_MAX calls out: defer it), or the -errno to answer.
+ */
+static int dispatch(struct corral_unotify *u, uint64_t id, bool mmsg, const struct request *rq)
+{
+	int hi;
+
+	if (u->n_inflight >= INFLIGHT_MAX)
+		return -EBUSY;
+	hi = send_some_helper(u, send_request, rq);
+	if (hi < 0)
+		return hi;
+	u->helpers[hi].busy++;
+	u->inflight[u->n_inflight++] = (struct inflight){ id, mmsg, hi };
+	return hi;
+}
+
+/* Keep the call for later (see struct deferred); its fds go with it. 0 or -ENOMEM. */
+static int defer(struct corral_unotify *u, uint64_t id, bool mmsg, const struct request *rq)
+{
+	size_t body = rq->h->payload_len + rq->h->ctl_len;
+	struct deferred *d = malloc(sizeof(*d) + body);
+
+	if (!d)
+		return -ENOMEM;
+	*d = (struct deferred){ .id = id, .mmsg = mmsg, .nfds = rq->nfds, .hq = *rq->h };
+	memcpy(d->fds, rq->fds, sizeof(int) * (size_t)rq->nfds);
+	memcpy(d->body, rq->body, body);
+	*u->deferred_tail = d;
+	u->deferred_tail = &d->next;
+	return 0;
+}
+
+/*
+ * The deferred calls, oldest first, as far as the helpers take them. A
+ * call whose caller is gone (or was interrupted by a signal: it will make
+ * the call again) is dropped unanswered.
+ */
+static void retry_deferred(struct corral_unotify *u)
+{
+	while (u->deferred) {
+		struct deferred *d = u->deferred;
+		int hi = -1;
+
+		if (id_valid(u, d->id)) {
+			hi = dispatch(u, d->id, d->mmsg,
+				      &(struct request){ .h = &d->hq, .body = d->body, .fds = d->fds, .nfds = d->nfds });
+			if (hi == -EBUSY)
+				return;
+			if (hi < 0)
+				respond(u, d->id, 0, -hi);
+		}
+		u->deferred = d->next;
+		if (!u->deferred)
+			u->deferred_tail = &u->deferred;
+		release_fds(u, hi, d->fds, d->nfds);
+		free(d);
+	}
+}
+
+/*
  * Handle one connect/sendto/sendmsg/sendmmsg: decode it (decode.c), take
  * the caller's socket, check a Unix pathname address, and hand the call to
  * a helper; or answer the caller with an error.
@@ -880,15 +1052,10 @@ static void mediate(struct corral_unotify *u)
 	char name[sizeof(((struct sockaddr_un *)0)->sun_path) + 2];
 	socklen_t olen = sizeof(int);
 	pid_t tid = (pid_t)q->pid;
-	int hi, sent_to = -1;
+	int sent_to = -1;
 
 	memset(h, 0, sizeof(*h));
 	h->id = q->id;
-	/* No room left to park what this call could take: take nothing (see release_fds). */
-	if (u->n_pending > PENDING_MAX - (RIGHTS_MAX + 2)) {
-		respond(u, q->id, 0, EAGAIN);
-		return;
-	}
 	pidfd = open_task_pidfd(tid);
 	if (pidfd < 0 || !id_valid(u, q->id)) {
 		err = ESRCH;
@@ -976,17 +1143,23 @@ static void mediate(struct corral_unotify *u)
 		goto out;
 	}
 
-	hi = pick_helper(u);
-	if (hi < 0 || u->n_inflight >= INFLIGHT_MAX) {
-		err = EAGAIN;
-		goto answer;
+	{
+		struct request req = { .h = h, .body = (const uint8_t *)(h + 1), .fds = fds, .nfds = nfds };
+		/* Behind calls already waiting, this one waits too (and keeps their order). */
+		int hi = u->deferred ? -EBUSY : dispatch(u, q->id, rq->mmsg, &req);
+
+		if (hi == -EBUSY)
+			hi = defer(u, q->id, rq->mmsg, &req) == 0 ? -EINPROGRESS : -ENOMEM;
+		if (hi == -EINPROGRESS) {
+			nfds = 0; /* the fds went with it */
+			goto out;
+		}
+		if (hi < 0) {
+			err = -hi;
+			goto answer;
+		}
+		sent_to = hi;
 	}
-	err = -send_request(u, hi, fds, nfds);
-	if (err)
-		goto answer;
-	u->helpers[hi].busy++;
-	u->inflight[u->n_inflight++] = (struct inflight){ q->id, rq->mmsg, hi };
-	sent_to = hi;
 	goto out;
 
 answer:
@@ -1061,6 +1234,7 @@ void corral_unotify_handle(struct corral_unotify *u, const struct pollfd *pf, in
 {
 	if (!u)
 		return;
+	u->spawn_failed = false; /* a fork that failed may work now */
 	flush_pending(u);
 	for (int i = 0; i < n; i++) {
 		if (!pf[i].revents)
@@ -1094,4 +1268,5 @@ void corral_unotify_handle(struct corral_unotify *u, const struct pollfd *pf, in
 				}
 		}
 	}
+	retry_deferred(u);
 }

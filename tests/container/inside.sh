@@ -1,0 +1,198 @@
+#!/bin/sh
+# Runs inside the test container (tests/container/container.sh), under
+# busybox sh, as the container's user (root or not). $MODE says which
+# seccomp profile docker gave the container: "default" (docker's own) or
+# "profile" (docs/deploy/seccomp-corral.json). Every attack is paired with
+# its control outside corral, and `corral probe --json` must promise
+# exactly what the attacks observed. Prints ok/FAIL lines; exit 0 when all
+# passed.
+# shellcheck disable=SC2086 # $AS and $USEROPT are word lists
+PATH=/usr/local/bin:/bin
+T=/opt/corral-test
+MODE=${MODE:?}
+npass=0
+nfail=0
+ok() { npass=$((npass + 1)); echo "ok - [$MODE uid $(id -u)] $*"; }
+bad() { nfail=$((nfail + 1)); echo "FAIL - [$MODE uid $(id -u)] $*"; }
+
+S=$(mktemp -d /tmp/corral-ct.XXXXXX) || exit 1
+chmod 711 "$S"
+R=$S/root
+O=$S/outside
+mkdir "$R" "$O"
+echo "victim" >"$O/victim"
+cp "$T/probe" "$R/probe"
+# As container root the command runs as uid 2000 (--user): nobody, corral's
+# default there, is shared with every other container and host process of
+# that uid, and RLIMIT_NPROC counts them all (docs/deploy.md). The outside
+# helpers run as the command's identity too.
+if [ "$(id -u)" = 0 ]; then
+	CUID=2000
+	chown -R 2000:2000 "$R" "$O"
+	AS="$T/helper runas 2000"
+	USEROPT="--user 2000:2000"
+else
+	CUID=$(id -u)
+	AS=""
+	USEROPT=""
+fi
+crun() { corral run --root "$R" $USEROPT "$@"; }
+pids=""
+cleanup() { for p in $pids; do kill -9 "$p" 2>/dev/null; done; rm -rf "$S"; }
+trap cleanup EXIT
+
+# expect NAME WANT(ok|denied) CMD...: the C probe prints "ok ..." or
+# "denied ...: ERRNO"; a run corral refused (125) or that never started
+# (126/127) proves nothing and fails.
+expect() {
+	name=$1 want=$2
+	shift 2
+	out=$("$@" 2>&1)
+	rc=$?
+	case "$rc:$want:$out" in
+	0:ok:*) ok "$name" ;;
+	1:denied:*denied*) ok "$name (${out##*: })" ;;
+	*) bad "$name: wanted $want, got exit $rc: $(printf '%s' "$out" | tail -n 3 | tr '\n' ' ')" ;;
+	esac
+}
+
+# ---------------------------------------------------------------- probe
+J=$(corral probe --root "$R" $USEROPT --json)
+[ -n "$J" ] || bad "corral probe --json printed nothing"
+state() { printf '%s' "$1" | grep -o "\"id\": \"$2\", \"state\": \"[a-z_]*\"" | sed 's/.*"state": "//; s/"$//'; }
+why() { printf '%s' "$1" | grep -oE "\"id\": \"$2\", \"state\": \"[a-z_]*\", \"why\": \"([^\"\\\\]|\\\\.)*\"" | sed 's/.*"why": "//'; }
+case "$J" in *'"runnable": true'*) ok "probe: the default policy is runnable" ;; *) bad "probe: not runnable: $J" ;; esac
+case "$J" in *'"state": "dropped"'*) bad "probe: a promise is dropped under the default policy: $J" ;; *) ok "probe: nothing dropped" ;; esac
+for id in fs.write fs.read scope.signal net.no_io_uring seccomp.deny_table priv.no_new_privs; do
+	[ "$(state "$J" $id)" = enforced ] && ok "probe: $id enforced" || bad "probe: $id is '$(state "$J" $id)'"
+done
+# $UNIX (from container.sh): "mediated", or "refused:FIX" where FIX is what
+# probe's reason must name (the profile, or CAP_SYS_PTRACE for root).
+case "$UNIX" in
+mediated)
+	[ "$(state "$J" net.unix_mediated)" = enforced ] && ok "probe: Unix sockets mediated" ||
+		bad "probe: net.unix_mediated is '$(state "$J" net.unix_mediated)': $(why "$J" net.unix_refused)"
+	UNIX_IN=ok
+	;;
+refused:*)
+	fix=${UNIX#refused:}
+	[ "$(state "$J" net.unix_refused)" = enforced ] && ok "probe: Unix sockets refused (no mediation)" ||
+		bad "probe: net.unix_refused is '$(state "$J" net.unix_refused)'"
+	case "$(why "$J" net.unix_refused)" in
+	*pidfd_getfd*"$fix"*) ok "probe: the refusal names pidfd_getfd and the fix ($fix)" ;;
+	*) bad "probe: net.unix_refused does not name the fix ($fix): $(why "$J" net.unix_refused)" ;;
+	esac
+	corral probe --root "$R" $USEROPT | grep -q "net.unix_refused.*$fix" &&
+		ok "probe (human): the fix is printed too" || bad "probe (human) does not name $fix"
+	UNIX_IN=denied
+	;;
+*) bad "UNIX=$UNIX: container.sh passes mediated or refused:FIX" ;;
+esac
+
+# ------------------------------------------------------- writes outside
+expect "write outside the root" denied crun -- ./probe write "$O/escape"
+[ -e "$O/escape" ] && bad "write outside: $O/escape exists" || ok "write outside: nothing created"
+expect "write outside the root (control, outside corral)" ok $AS "$T/probe" write "$O/control"
+expect "write inside the root (control)" ok crun -- ./probe write "$R/inside"
+[ "$(cat "$R/inside" 2>/dev/null)" = x ] && ok "write inside: the file is there" || bad "write inside: no file"
+
+# -------------------------------------------------------------- sockets
+expect "AF_INET socket" denied crun -- ./probe udp 127.0.0.1 9
+expect "AF_INET socket (control, outside corral)" ok $AS "$T/probe" udp 127.0.0.1 9
+p=$("$T/helper" listen "$O/sock") && pids="$pids $p"
+p=$("$T/helper" listen "$R/sock") && pids="$pids $p"
+expect "AF_UNIX connect outside the root" denied crun -- ./probe unix "$O/sock"
+expect "AF_UNIX connect outside the root (control, outside corral)" ok $AS "$T/probe" unix "$O/sock"
+# Allowed by the policy: mediated when probe says so, else refused at socket().
+expect "AF_UNIX connect inside the root (probe: $UNIX_IN)" "$UNIX_IN" crun -- ./probe unix "$R/sock"
+
+# -------------------------------------------------------------- signals
+$AS sleep 120 &
+v1=$!
+$AS sleep 120 &
+v2=$!
+pids="$pids $v1 $v2"
+sleep 0.2
+out=$(crun -- kill -TERM "$v1" 2>&1)
+rc=$?
+if [ $rc -ne 0 ] && [ $rc -ne 125 ] && kill -0 "$v1" 2>/dev/null; then ok "kill outside the sandbox refused ($out)"; else bad "kill outside: exit $rc, victim alive: $(kill -0 "$v1" 2>/dev/null && echo yes || echo no): $out"; fi
+expect "kill outside the sandbox (C)" denied crun -- ./probe kill "$v2" 15
+$AS kill -TERM "$v2" && ok "kill (control, same uid outside corral)" || bad "kill (control) failed"
+
+# ------------------------------------------------------------- io_uring
+# The control first: a container profile may refuse io_uring itself
+# (moby's current default does; docker 20.10's allowed it). Then corral's
+# own filter must be the one that answers inside: ENOSYS, not the
+# profile's EPERM (of stacked filters, the newest decides among errnos).
+out=$($AS "$T/probe" io_uring 2>&1)
+case "$out" in
+ok*) ok "io_uring_setup (control, outside corral)"
+	expect "io_uring_setup" denied crun -- ./probe io_uring ;;
+*EPERM*) ok "io_uring_setup (control): the container's profile refuses it already (EPERM)"
+	out=$(crun -- ./probe io_uring 2>&1)
+	case "$out" in *ENOSYS*) ok "io_uring_setup: corral's filter answers (ENOSYS)" ;;
+	*) bad "io_uring_setup inside: $out" ;; esac ;;
+*) bad "io_uring_setup (control): $out" ;;
+esac
+
+# ------------------------------------------------------------- workload
+out=$(crun -- sh -c '
+set -e
+mkdir -p src unpack
+i=0
+while [ $i -lt 200 ]; do echo "line $i $(echo $i | sha256sum | cut -c1-16)" >src/f$i.txt; i=$((i + 1)); done
+tar cf - src | gzip >src.tgz
+gunzip -c src.tgz | tar xf - -C unpack
+diff -r src unpack/src
+cat src/*.txt | sort -u | wc -l
+' 2>&1)
+rc=$?
+[ $rc -eq 0 ] && [ "$out" = 200 ] && [ -s "$R/src.tgz" ] && [ -f "$R/unpack/src/f199.txt" ] &&
+	ok "workload: 200 files built, archived and unpacked in the root" || bad "workload: exit $rc: $out"
+
+# ---------------------------------------- namespaces: probe and run agree
+# Whatever probe says of --net loopback and --proc private, run must do.
+for opt in "--net loopback:net.loopback_namespace" "--proc private:proc.private"; do
+	args=${opt%%:*} id=${opt##*:}
+	st=$(state "$(corral probe --root "$R" $USEROPT --json $args)" "$id")
+	out=$(crun $args -- true 2>&1)
+	rc=$?
+	case "$st:$rc" in
+	enforced:0) ok "$args: probe says enforced and run works" ;;
+	dropped:125) case "$out" in *"$id"*) ok "$args: probe says dropped and strict refuses, naming $id" ;; *) bad "$args: refused without naming $id: $out" ;; esac ;;
+	*) bad "$args: probe says '$st', run exit $rc: $out" ;;
+	esac
+done
+
+# --------------------------------------- container root: --user root
+if [ "$(id -u)" = 0 ]; then
+	# The default identity of a root-owned root: nobody.
+	R0=$S/root0
+	mkdir "$R0"
+	chown 65534:65534 "$R0"
+	out=$(corral run --root "$R0" -- id -u 2>&1)
+	[ "$out" = 65534 ] && ok "container root: the command runs as nobody by default" || bad "default identity: $out"
+	# --user root: uid 0 needs a pids cgroup, which a container does not give.
+	chown 0:0 "$R0"
+	J=$(corral probe --root "$R0" --user root --json)
+	st=$(state "$J" limits.processes)
+	out=$(corral run --root "$R0" --user root -- true 2>&1)
+	rc=$?
+	if [ "$st" = dropped ]; then
+		case "$(why "$J" limits.processes)" in
+		*--user*) ok "probe --user root: limits.processes dropped, naming the fix" ;;
+		*) bad "probe --user root: limits.processes dropped without a fix: $(why "$J" limits.processes)" ;;
+		esac
+		[ $rc -eq 125 ] && case "$out" in *limits.processes*) true ;; *) false ;; esac &&
+			ok "--user root: strict refuses (limits.processes)" || bad "--user root: strict exit $rc: $out"
+		out=$(corral run --root "$R0" --user root --compat best-effort -- id -u 2>&1)
+		case "$out" in *"dropped limits.processes"*0) ok "--user root: best-effort runs and reports the drop" ;;
+		*) bad "--user root best-effort: $out" ;; esac
+	else
+		[ "$st" = enforced ] && [ $rc -eq 0 ] && ok "--user root: a pids cgroup bounds uid 0" ||
+			bad "--user root: probe '$st', run exit $rc: $out"
+	fi
+fi
+
+echo "# $npass passed, $nfail failed"
+[ "$nfail" -eq 0 ]

@@ -226,7 +226,9 @@ void corral_processes_posture(const struct corral_policy *p, bool uid0, bool pid
 	else
 		corral_posture_add(ps, CORRAL_P_LIMITS_PROCESSES, CORRAL_PROMISE_DROPPED,
 				   "the command runs as uid 0, which RLIMIT_NPROC does not bound, and no pids "
-				   "cgroup can be created here");
+				   "cgroup can be created here (in a container /sys/fs/cgroup is read-only): run "
+				   "it as another user (--user), or --compat best-effort under the container's "
+				   "--pids-limit");
 }
 
 void corral_memory_posture(const struct corral_policy *p, bool mem_cg, struct corral_posture *ps)

@@ -66,6 +66,21 @@ case "$J" in *'"state": "dropped"'*) bad "probe: a promise is dropped under the 
 for id in fs.write fs.read scope.signal net.no_io_uring seccomp.deny_table priv.no_new_privs; do
 	[ "$(state "$J" $id)" = enforced ] && ok "probe: $id enforced" || bad "probe: $id is '$(state "$J" $id)'"
 done
+# Every promise of the default policy: enforced, or not applicable for a
+# reason that is not the container's (listed). Under seccomp-corral.json as
+# a non-root user, nothing may be short of the host's posture.
+case "$J" in *'"egress": false'*'"fs_confined": true'*) ok "probe: no egress, filesystem confined" ;;
+*) bad "probe: egress or fs_confined wrong: $J" ;; esac
+printf '%s' "$J" | grep -oE '"id": "[a-z_.]*", "state": "not_applicable", "why": "([^"\\]|\\.)*"' |
+	sed 's/^"id": "\([^"]*\)".*"why": "\(.*\)"$/# not applicable: \1: \2/'
+if [ "$MODE:$UNIX" = profile:mediated ]; then
+	na=$(printf '%s' "$J" | grep -oE '"id": "[a-z_.]*", "state": "not_applicable"' | sed 's/"id": "//; s/".*//' | sort | tr '\n' ' ')
+	# Asked for by other policies (--net loopback, --proc private), and Landlock ABI 9 where the kernel has it.
+	extra=$(printf '%s\n' $na | grep -vxE 'net.loopback_namespace|proc.private|fs.resolve_unix' | tr '\n' ' ')
+	[ -z "$extra" ] && ok "probe: every promise enforced but those the policy or kernel leaves out ($na)" ||
+		bad "probe: not applicable under seccomp-corral.json: $extra"
+fi
+
 # $UNIX (from container.sh): "mediated", or "refused:FIX" where FIX is what
 # probe's reason must name (the profile, or CAP_SYS_PTRACE for root).
 case "$UNIX" in

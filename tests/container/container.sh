@@ -3,7 +3,9 @@
 # an image built here (docker import, no registry) from the static corral
 # binary, busybox-static and two static test programs; run with
 # --security-opt no-new-privileges, --network none, --memory and
-# --pids-limit, as a non-root container user and as container root, under
+# --pids-limit, as a non-root container user (--cap-drop ALL; once with a
+# read-only root filesystem, as Kubernetes' readOnlyRootFilesystem) and as
+# container root (docker's default capabilities, and with SYS_PTRACE), under
 # docker's default seccomp profile and under docs/deploy/seccomp-corral.json.
 # tests/container/inside.sh does the attacks, their controls, a workload and
 # the probe cross-checks in each of the four containers.
@@ -37,6 +39,9 @@ fs=$work/rootfs
 mkdir -p "$fs"/{bin,tmp,etc,proc,sys,dev,usr/local/bin,opt/corral-test}
 cp "$bb" "$fs/bin/busybox"
 for a in $("$bb" --list); do [ "$a" = busybox ] || ln -s busybox "$fs/bin/$a"; done
+# The session's bash tool needs bash: Debian's static one when installed
+# (scripts/install-deps.sh), else inside.sh drives the exec tool only.
+if [ -x /bin/bash-static ]; then cp /bin/bash-static "$fs/bin/bash"; fi
 cp "$C" "$fs/usr/local/bin/corral"
 cc -static -O1 -o "$fs/opt/corral-test/probe" "$SRC/tests/escape/probe.c" || { echo "FAIL: compile probe.c"; exit 1; }
 cc -static -O1 -o "$fs/opt/corral-test/helper" "$SRC/tests/container/helper.c" || { echo "FAIL: compile helper.c"; exit 1; }
@@ -52,10 +57,10 @@ profile=$SRC/docs/deploy/seccomp-corral.json
 fail=0
 # mode, container user, extra docker options, what Unix sockets get (inside.sh's $UNIX).
 cases=(
-	"default|1000:1000||refused:seccomp-corral.json"
+	"default|1000:1000|--cap-drop ALL|refused:seccomp-corral.json"
 	"default|0:0||refused:SYS_PTRACE"
 	"default|0:0|--cap-add SYS_PTRACE|mediated"
-	"profile|1000:1000||mediated"
+	"profile|1000:1000|--cap-drop ALL --read-only --tmpfs /tmp:exec,mode=1777|mediated"
 	"profile|0:0||refused:SYS_PTRACE"
 )
 n=0

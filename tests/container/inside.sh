@@ -165,6 +165,38 @@ rc=$?
 [ $rc -eq 0 ] && [ "$out" = 200 ] && [ -s "$R/src.tgz" ] && [ -f "$R/unpack/src/f199.txt" ] &&
 	ok "workload: 200 files built, archived and unpacked in the root" || bad "workload: exit $rc: $out"
 
+# ------------------------------------------------- a session (a worker's)
+# The exec tool always; the bash tool (cd, then a relative path) when the
+# image has bash.
+if [ -x /bin/bash ]; then
+	req1='{"id":1,"tool":"bash","command":"cd src && echo built > ../session.txt && pwd"}'
+else
+	echo "# no bash in the image (install bash-static): the session's exec tool only"
+	req1='{"id":1,"tool":"exec","argv":["sh","-c","cd src && echo built > ../session.txt && pwd"]}'
+fi
+# Its stdin stays open until both results are in: at end of input a
+# session cancels what still runs.
+mkfifo "$S/sin"
+corral session --root "$R" $USEROPT <"$S/sin" >"$S/sout" 2>&1 &
+sp=$!
+exec 8>"$S/sin"
+printf '%s\n' "$req1" '{"id":2,"tool":"exec","argv":["sh","-c","echo x > '"$O"'/from-session"]}' >&8
+i=0
+while [ "$(grep -c '"event":"result"' "$S/sout")" -lt 2 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+exec 8>&-
+wait $sp
+out=$(cat "$S/sout")
+case "$out" in
+*'"id":1,"event":"result"'*'"exit_status":0'*) ok "session: a call ran in the root" ;;
+*) bad "session call 1: $out" ;;
+esac
+[ "$(cat "$R/session.txt" 2>/dev/null)" = built ] && ok "session: its file is in the root" || bad "session: no session.txt"
+case "$out" in
+*'"id":2,"event":"result"'*'ermission denied'*) [ ! -e "$O/from-session" ] && ok "session: a write outside refused" ||
+	bad "session: wrote outside" ;;
+*) bad "session call 2: $out" ;;
+esac
+
 # ---------------------------------------- namespaces: probe and run agree
 # Whatever probe says of --net loopback and --proc private, run must do.
 for opt in "--net loopback:net.loopback_namespace" "--proc private:proc.private"; do

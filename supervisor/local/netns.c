@@ -138,9 +138,8 @@ int corral_userns_check(struct corral_netns_plan *plan, char *why, size_t why_le
 	}
 	r = userns_refused_by_filter();
 	if (r > 0) {
-		snprintf(why, why_len, "a seccomp filter corral runs under (a container's profile: docker's "
-			 "default allows namespaces only with CAP_SYS_ADMIN) refuses unshare(CLONE_NEWUSER): %s, "
-			 "and %s (docs/deploy.md)", corral_strerror(r), who);
+		snprintf(why, why_len, "a seccomp filter (a container's profile) refuses "
+			 "unshare(CLONE_NEWUSER): %s, and %s (docs/deploy.md)", corral_strerror(r), who);
 		return -EPERM;
 	}
 	plan->mode = CORRAL_NETNS_USERNS;

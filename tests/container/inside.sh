@@ -27,12 +27,10 @@ cp "$T/probe" "$R/probe"
 # that uid, and RLIMIT_NPROC counts them all (docs/deploy.md). The outside
 # helpers run as the command's identity too.
 if [ "$(id -u)" = 0 ]; then
-	CUID=2000
 	chown -R 2000:2000 "$R" "$O"
 	AS="$T/helper runas 2000"
 	USEROPT="--user 2000:2000"
 else
-	CUID=$(id -u)
 	AS=""
 	USEROPT=""
 fi
@@ -210,6 +208,16 @@ for opt in "--net loopback:net.loopback_namespace" "--proc private:proc.private"
 	*) bad "$args: probe says '$st', run exit $rc: $out" ;;
 	esac
 done
+
+# best-effort: a dropped loopback namespace falls back to network "none"
+# (the stricter neighbour, never "host"), and the drop is reported.
+if [ "$(state "$(corral probe --root "$R" $USEROPT --json --net loopback)" net.loopback_namespace)" = dropped ]; then
+	out=$(crun --net loopback --compat best-effort -- ./probe udp 127.0.0.1 9 2>&1)
+	case "$out" in
+	*"dropped net.loopback_namespace"*denied*) ok "--net loopback best-effort: runs as network none, the drop reported" ;;
+	*) bad "--net loopback best-effort: $out" ;;
+	esac
+fi
 
 # --------------------------------------- container root: --user root
 if [ "$(id -u)" = 0 ]; then

@@ -75,4 +75,18 @@ for c in "${cases[@]}"; do
 		--security-opt no-new-privileges "${sec[@]}" $extra --user "$user" -e MODE="$mode" -e UNIX="$unix" \
 		"$image" /bin/sh /opt/corral-test/inside.sh || fail=1
 done
+# A profile without Landlock (docker's default before it allowed the
+# landlock_* calls): probe names the container's filter and the fix, and
+# strict refuses to run without the filesystem promises.
+n=$((n + 1))
+echo "== seccomp-corral.json without landlock_*, container user 1000:1000"
+grep -v '"landlock_' "$profile" >"$work/no-landlock.json"
+out=$(docker run --rm --name "corral-ct-$$-$n" --network none --security-opt no-new-privileges \
+	--security-opt "seccomp=$work/no-landlock.json" --user 1000:1000 "$image" /bin/sh -c \
+	'mkdir /tmp/r && corral probe --root /tmp/r | grep fs.write; corral run --root /tmp/r -- true 2>&1; echo "rc=$?"' 2>&1)
+case "$out" in
+*dropped*fs.write*landlock_create_ruleset*seccomp-corral.json*"compat strict: promise fs.write"*rc=125*)
+	echo "ok - no Landlock: fs.write dropped naming landlock_create_ruleset and the profile; strict refuses" ;;
+*) echo "FAIL - no Landlock: $out"; fail=1 ;;
+esac
 exit $fail

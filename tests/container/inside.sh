@@ -175,6 +175,9 @@ fi
 # Its stdin stays open until both results are in: at end of input a
 # session cancels what still runs.
 mkfifo "$S/sin"
+# sout exists before the count below reads it: the background job's own
+# redirection may come later, and a count of nothing would end the wait.
+: >"$S/sout"
 corral session --root "$R" $USEROPT <"$S/sin" >"$S/sout" 2>&1 &
 sp=$!
 exec 8>"$S/sin"

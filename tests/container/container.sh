@@ -68,11 +68,13 @@ for c in "${cases[@]}"; do
 	IFS='|' read -r mode user extra unix <<<"$c"
 	sec=()
 	[ "$mode" = profile ] && sec=(--security-opt "seccomp=$profile")
+	check=0
+	[ "$user" = 1000:1000 ] && check=1
 	n=$((n + 1))
 	echo "== seccomp $mode, container user $user $extra"
 	# shellcheck disable=SC2086 # $extra is a word list
 	docker run --rm --name "corral-ct-$$-$n" --network none --memory 512m --pids-limit 512 \
-		--security-opt no-new-privileges "${sec[@]}" $extra --user "$user" -e MODE="$mode" -e UNIX="$unix" \
+		--security-opt no-new-privileges "${sec[@]}" $extra --user "$user" -e MODE="$mode" -e UNIX="$unix" -e CHECK="$check" \
 		"$image" /bin/sh /opt/corral-test/inside.sh || fail=1
 done
 # A profile without Landlock (docker's default before it allowed the

@@ -73,8 +73,8 @@ printf '%s' "$J" | grep -oE '"id": "[a-z_.]*", "state": "not_applicable", "why":
 	sed 's/^"id": "\([^"]*\)".*"why": "\(.*\)"$/# not applicable: \1: \2/'
 if [ "$MODE:$UNIX" = profile:mediated ]; then
 	na=$(printf '%s' "$J" | grep -oE '"id": "[a-z_.]*", "state": "not_applicable"' | sed 's/"id": "//; s/".*//' | sort | tr '\n' ' ')
-	# Asked for by other policies (--net loopback, --proc private), and Landlock ABI 9 where the kernel has it.
-	extra=$(printf '%s\n' $na | grep -vxE 'net.loopback_namespace|proc.private|fs.resolve_unix' | tr '\n' ' ')
+	# Asked for by other policies (--net loopback or allow, --proc private), and Landlock ABI 9 where the kernel has it.
+	extra=$(printf '%s\n' $na | grep -vxE 'net.loopback_namespace|net.egress_allow|proc.private|fs.resolve_unix' | tr '\n' ' ')
 	[ -z "$extra" ] && ok "probe: every promise enforced but those the policy or kernel leaves out ($na)" ||
 		bad "probe: not applicable under seccomp-corral.json: $extra"
 fi
@@ -221,7 +221,8 @@ fi
 
 # ---------------------------------------- namespaces: probe and run agree
 # Whatever probe says of --net loopback and --proc private, run must do.
-for opt in "--net loopback:net.loopback_namespace" "--proc private:proc.private"; do
+for opt in "--net loopback:net.loopback_namespace" "--proc private:proc.private" \
+	"--net allow --allow example.com:net.egress_allow"; do
 	args=${opt%%:*} id=${opt##*:}
 	st=$(state "$(corral probe --root "$R" $USEROPT --json $args)" "$id")
 	out=$(crun $args -- true 2>&1)

@@ -77,8 +77,8 @@ for c in "${cases[@]}"; do
 		--security-opt no-new-privileges "${sec[@]}" $extra --user "$user" -e MODE="$mode" -e UNIX="$unix" -e CHECK="$check" \
 		"$image" /bin/sh /opt/corral-test/inside.sh || fail=1
 done
-# A profile without Landlock (docker's default before it allowed the
-# landlock_* calls): probe names the container's filter and the fix, and
+# A profile without Landlock (an older runtime default that predates
+# it): probe names the container's filter and the fix, and
 # strict refuses to run without the filesystem promises.
 n=$((n + 1))
 echo "== seccomp-corral.json without landlock_*, container user 1000:1000"

@@ -134,9 +134,10 @@ $AS kill -TERM "$v2" && ok "kill (control, same uid outside corral)" || bad "kil
 
 # ------------------------------------------------------------- io_uring
 # The control first: a container profile may refuse io_uring itself
-# (moby's current default does; docker 20.10's allowed it). Then corral's
-# own filter must be the one that answers inside: ENOSYS, not the
-# profile's EPERM (of stacked filters, the newest decides among errnos).
+# (docs/deploy/seccomp-corral.json does, as recent runtime defaults do;
+# older ones allow it). Then corral's own filter must be the one that
+# answers inside: ENOSYS, not the profile's EPERM (of stacked filters,
+# the newest decides among errnos).
 out=$($AS "$T/probe" io_uring 2>&1)
 case "$out" in
 ok*) ok "io_uring_setup (control, outside corral)"

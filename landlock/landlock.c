@@ -770,8 +770,28 @@ static const struct ll_promise {
 	{ CORRAL_P_SCOPE_ABSTRACT_UNIX, "abstract Unix sockets outside the sandbox", 6, P_ANY_NET },
 };
 
+/*
+ * Why there is no Landlock ABI, from the errno of the version query:
+ * EPERM is no kernel's answer but a seccomp filter's (docker's default
+ * profile before Landlock was added to it).
+ */
+static const char *ll_absent_why(void)
+{
+	if (ll_create_ruleset(NULL, 0, CORRAL_LL_CREATE_RULESET_VERSION) >= 0)
+		return " (lowered by CORRAL_TEST_LANDLOCK_ABI)";
+	if (errno == EPERM)
+		return " (a seccomp filter corral runs under, a container's profile, refuses "
+		       "landlock_create_ruleset: start the container with --security-opt "
+		       "seccomp=docs/deploy/seccomp-corral.json, docs/deploy.md)";
+	if (errno == EOPNOTSUPP)
+		return " (Landlock is built in but not enabled: add landlock to the lsm= boot parameter)";
+	return " (Landlock absent or disabled)";
+}
+
 static void plan_promises(const struct corral_policy *p, int abi, struct corral_posture *ps)
 {
+	const char *absent = abi == 0 ? ll_absent_why() : "";
+
 	for (size_t i = 0; i < ARRAY_SIZE(ll_promises); i++) {
 		const struct ll_promise *pr = &ll_promises[i];
 
@@ -784,8 +804,7 @@ static void plan_promises(const struct corral_policy *p, int abi, struct corral_
 		else
 			corral_posture_add(ps, pr->which, CORRAL_PROMISE_DROPPED,
 					   "%s (%s): needs Landlock ABI %d, kernel has %d%s", pr->what,
-					   corral_promises[pr->which].id, pr->abi, abi,
-					   abi == 0 ? " (Landlock absent or disabled)" : "");
+					   corral_promises[pr->which].id, pr->abi, abi, absent);
 	}
 	/*
 	 * connect() to a pathname Unix socket outside the allowed paths is

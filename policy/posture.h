@@ -143,7 +143,7 @@ struct corral_promise {
 	enum corral_promise_id which;
 	const char *id;   /* corral_promises[which].id, e.g. "fs.truncate" */
 	int state;        /* enum corral_promise_state */
-	char why[256];    /* for DROPPED/NA: the reason, naming what it needs ("needs Landlock ABI 3, kernel has 2") */
+	char why[512];    /* for DROPPED/NA: the reason, naming what it needs ("needs Landlock ABI 3, kernel has 2") */
 };
 
 #define CORRAL_POSTURE_MAX 64

@@ -9,7 +9,7 @@ pkgs=(
   build-essential meson ninja-build pkg-config clang
   libseccomp-dev libcap-ng-dev libjansson-dev libcmocka-dev
   util-linux iproute2 python3 python3-venv python3-setuptools python3-wheel git make gcc strace
-  docker.io busybox-static
+  docker.io busybox-static bash-static
   bubblewrap firejail hyperfine gnuplot-nox
   linux-perf file
   musl-tools gperf cmake curl patch ca-certificates

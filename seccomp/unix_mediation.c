@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/openat2.h>
 #include <linux/seccomp.h>
 #include <stdio.h>
@@ -16,12 +17,33 @@
 #include "internal/syscalls.h"
 #include "seccomp/seccomp.h"
 
+static bool has_cap_sys_ptrace(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = {};
+
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return false;
+	return (data[CAP_SYS_PTRACE / 32].effective >> (CAP_SYS_PTRACE % 32)) & 1;
+}
+
 bool corral_unotify_available(char *why, size_t why_len)
 {
 	uint32_t action = SECCOMP_RET_USER_NOTIF;
 	struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_BENEATH };
 	int pfd, fd;
 
+	if (geteuid() == 0 && !has_cap_sys_ptrace()) {
+		/*
+		 * Root without CAP_SYS_PTRACE (a container's default capability
+		 * set) cannot take the socket of a command running as another
+		 * uid: pidfd_getfd needs ptrace access to it.
+		 */
+		snprintf(why, why_len, "corral runs as root without CAP_SYS_PTRACE (as in a container), so "
+			 "pidfd_getfd cannot take a socket of a command of another uid: run the container "
+			 "as a non-root user, or with --cap-add SYS_PTRACE (docs/deploy.md)");
+		return false;
+	}
 	if (geteuid() != 0) {
 		/* pidfd_getfd and process_vm_readv need ptrace access to the command. */
 		int yfd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC);
@@ -49,6 +71,18 @@ bool corral_unotify_available(char *why, size_t why_len)
 		return false;
 	}
 	fd = (int)syscall(__NR_pidfd_getfd, pfd, pfd, 0);
+	if (fd < 0 && errno == EPERM) {
+		/*
+		 * Taking an fd of our own process needs no privilege: a seccomp
+		 * filter corral runs under refused it (docker's and Kubernetes'
+		 * RuntimeDefault allow pidfd_getfd only with CAP_SYS_PTRACE).
+		 */
+		snprintf(why, why_len, "a seccomp filter corral runs under (a container's profile) refuses "
+			 "pidfd_getfd: start the container with --security-opt "
+			 "seccomp=docs/deploy/seccomp-corral.json (docs/deploy.md)");
+		close(pfd);
+		return false;
+	}
 	if (fd < 0) {
 		snprintf(why, why_len, "pidfd_getfd (Linux 5.6) unavailable: %s", corral_strerror(errno));
 		close(pfd);

@@ -208,6 +208,17 @@ static long nproc_base(struct corral_sandbox *sb, int cancel_fd)
 	return v;
 }
 
+/*
+ * Is corral in a PID namespace other than the initial one (a container's)?
+ * The initial one's /proc/self/ns/pid has a fixed inode (PROC_PID_INIT_INO).
+ */
+static bool in_child_pidns(void)
+{
+	struct stat st;
+
+	return stat("/proc/self/ns/pid", &st) == 0 && st.st_ino != 0xEFFFFFFCU;
+}
+
 void corral_processes_posture(const struct corral_policy *p, bool uid0, bool pids_cg, struct corral_posture *ps)
 {
 	if (p->limits.processes == 0)
@@ -218,7 +229,11 @@ void corral_processes_posture(const struct corral_policy *p, bool uid0, bool pid
 		corral_posture_add(ps, CORRAL_P_LIMITS_PROCESSES, CORRAL_PROMISE_ENFORCED, "%llu processes: %s",
 				   (unsigned long long)p->limits.processes,
 				   pids_cg ? "a pids cgroup per run" :
-				   "RLIMIT_NPROC, relative to the uid's current task count");
+				   !in_child_pidns() ? "RLIMIT_NPROC, relative to the uid's current task count" :
+				   "RLIMIT_NPROC, relative to the uid's task count in this PID namespace (a "
+				   "container's); the kernel counts the uid's tasks outside it too (other "
+				   "containers, the host), which lower the budget: give each container a uid of "
+				   "its own (docs/deploy.md)");
 	else if (pids_cg)
 		corral_posture_add(ps, CORRAL_P_LIMITS_PROCESSES, CORRAL_PROMISE_ENFORCED,
 				   "%llu processes: pids cgroup (uid 0 is exempt from RLIMIT_NPROC)",
@@ -226,7 +241,9 @@ void corral_processes_posture(const struct corral_policy *p, bool uid0, bool pid
 	else
 		corral_posture_add(ps, CORRAL_P_LIMITS_PROCESSES, CORRAL_PROMISE_DROPPED,
 				   "the command runs as uid 0, which RLIMIT_NPROC does not bound, and no pids "
-				   "cgroup can be created here");
+				   "cgroup can be created here (in a container /sys/fs/cgroup is read-only): run "
+				   "it as another user (--user), or --compat best-effort under the container's "
+				   "--pids-limit");
 }
 
 void corral_memory_posture(const struct corral_policy *p, bool mem_cg, struct corral_posture *ps)

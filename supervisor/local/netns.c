@@ -19,9 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "internal/fileio.h"
@@ -68,11 +70,36 @@ int corral_netns_check(struct corral_netns_plan *plan, char *why, size_t why_len
 	return corral_userns_check(plan, why, why_len);
 }
 
+/*
+ * Under a seccomp filter (a container runtime's profile) the sysctls do
+ * not tell whether a user namespace can be made: a forked child tries,
+ * and only then (a fork costs a run that asks for a namespace ~0.1 ms).
+ * The errno it was refused with, or 0.
+ */
+static int userns_refused_by_filter(void)
+{
+	int status;
+	pid_t pid;
+
+	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) != 2)
+		return 0;
+	pid = fork();
+	if (pid < 0)
+		return 0; /* the run itself reports what fails */
+	if (pid == 0)
+		_exit(unshare(CLONE_NEWUSER) == 0 ? 0 : (errno & 0xff) ?: 1);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return 0;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+}
+
 int corral_userns_check(struct corral_netns_plan *plan, char *why, size_t why_len)
 {
 	const char *who = geteuid() == 0 ? "corral lacks CAP_SYS_ADMIN" : "corral is not root";
 	const char *no_userns = secure_getenv("CORRAL_TEST_NO_USERNS");
 	struct stat st;
+	int r;
 
 	memset(plan, 0, sizeof(*plan));
 	if (geteuid() == 0 && has_cap_sys_admin()) {
@@ -107,6 +134,12 @@ int corral_userns_check(struct corral_netns_plan *plan, char *why, size_t why_le
 	if (read_long("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", 0) == 1) {
 		snprintf(why, why_len, "AppArmor restricts unprivileged user namespaces "
 			 "(kernel.apparmor_restrict_unprivileged_userns = 1), and %s", who);
+		return -EPERM;
+	}
+	r = userns_refused_by_filter();
+	if (r > 0) {
+		snprintf(why, why_len, "a seccomp filter (a container's profile) refuses "
+			 "unshare(CLONE_NEWUSER): %s, and %s (docs/deploy.md)", corral_strerror(r), who);
 		return -EPERM;
 	}
 	plan->mode = CORRAL_NETNS_USERNS;

@@ -77,7 +77,7 @@ int corral_unix_mode(const struct corral_policy *p, int landlock_abi, int *hando
 		     struct corral_posture *ps)
 {
 	const char *force = secure_getenv("CORRAL_TEST_UNIX_MEDIATION");
-	char why[200] = "";
+	char why[256] = "";
 
 	*handover_fd = -1;
 	if (p->network == CORRAL_NET_ALLOW) {

@@ -256,6 +256,42 @@ else
 	echo "# no npm: npm view not checked"
 fi
 
+# --- tunnels held open cannot starve the supervisor of descriptors ---------------
+# Each relayed tunnel costs the supervisor six fds; with the common soft limit
+# of 1024, a command holding ~170 would leave none for the Unix-socket
+# mediation (pidfd_getfd): the proxy relays no more than a quarter of the limit.
+read -r P4 < <("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.2",0)); print(s.getsockname()[1])')
+"$PY" -c 'import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.2", int(sys.argv[1]))); s.listen(1024); held = []
+print("ready", flush=True)
+while True: held.append(s.accept()[0])' "$P4" > "$OUT/hold" 2>&1 &
+hold=$!
+trap 'kill $srv $reg $hold 2>/dev/null; rm -rf "${cleanup_dirs[@]}" 2>/dev/null' EXIT
+for _ in $(seq 100); do grep -q ready "$OUT/hold" 2>/dev/null && break; sleep 0.05; done
+STARVE='import os, socket, sys
+ip, port = os.environ["http_proxy"][7:].rsplit(":", 1)
+held = []
+for _ in range(int(sys.argv[1])):
+    s = socket.socket(); s.settimeout(2)
+    try:
+        s.connect((ip, int(port))); s.sendall(b"CONNECT 127.0.0.2:'"$P4"' HTTP/1.1\r\n\r\n")
+        if b" 200 " not in s.recv(100): break
+    except OSError: break
+    held.append(s)
+u = socket.socket(socket.AF_UNIX); u.bind("u.sock")
+try: u.listen(1); print("unix listen ok", "with tunnels" if held else "alone")
+except OSError as e: print("unix listen failed:", e, "with", len(held), "tunnels")'
+rm -f u.sock
+expect_eq "control: a Unix listen (mediated) works without tunnels" "unix listen ok alone" \
+	"$(ulimit -Sn 1024; runj --net allow --allow "127.0.0.2:$P4" -- "$PY" -c "$STARVE" 0)"
+rm -f u.sock
+expect_eq "a command holding 400 tunnels open (soft fd limit 1024): the mediation still has fds" \
+	"unix listen ok with tunnels" \
+	"$(ulimit -Sn 1024; runj --net allow --allow "127.0.0.2:$P4" --timeout 60 -- "$PY" -c "$STARVE" 400)"
+rm -f u.sock
+kill $hold 2>/dev/null
+
 # --- network none still refuses the listed host --------------------------------
 out=$(runj --net none -- curl -s -m 5 "http://$NAMEIP:$P/"; true)
 expect_eq "--net none: the listed host is unreachable" "" "$out"

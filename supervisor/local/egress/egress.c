@@ -35,6 +35,7 @@
 #include <strings.h>
 #include <sys/eventfd.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -46,6 +47,7 @@
 #include "supervisor/local/unotify/unotify.h"
 
 #define CONN_MAX 256          /* connections relayed at once; more wait in the backlog */
+#define CONN_FDS 6            /* a relayed connection's fds: its two sockets and two pipes */
 #define REFUSED_MAX 64        /* refusals kept between two drains */
 #define HEAD_TIMEOUT_MS 30000 /* for the request head */
 #define CONNECT_TIMEOUT_MS 15000
@@ -65,6 +67,7 @@ struct corral_egress {
 	struct corral_allow_entry *allow;
 	size_t n_allow;
 	int network;
+	int conn_max;             /* CONN_MAX, or fewer where the fd limit is low */
 	pthread_mutex_t lock;     /* the fields below */
 	bool started;
 	int conns;
@@ -97,6 +100,24 @@ void corral_egress_posture(struct corral_policy *p, struct corral_posture *ps)
 		p->network = CORRAL_NET_NONE;
 }
 
+/*
+ * How many connections the proxy relays at once: CONN_MAX, but never more
+ * than a quarter of the supervisor's open-file limit (a soft limit of
+ * 1024 is common), so a command holding tunnels open cannot starve the
+ * rest of the supervisor (the Unix-socket mediation, the run's own
+ * files) of descriptors.
+ */
+static int conn_budget(void)
+{
+	struct rlimit rl;
+	rlim_t n;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		return CONN_MAX;
+	n = rl.rlim_cur / 4 / CONN_FDS;
+	return n < 8 ? 8 : n > CONN_MAX ? CONN_MAX : (int)n;
+}
+
 static void unref(struct corral_egress *e)
 {
 	if (atomic_fetch_sub(&e->refs, 1) != 1)
@@ -121,6 +142,7 @@ int corral_egress_new(const struct corral_policy *p, struct corral_egress **out,
 	e->lfd = e->stop = -1;
 	pthread_mutex_init(&e->lock, NULL);
 	e->network = p->network;
+	e->conn_max = conn_budget();
 	e->allow = calloc(p->allow.n ? p->allow.n : 1, sizeof(*e->allow));
 	if (!e->allow) {
 		unref(e);
@@ -711,7 +733,7 @@ static void *accept_main(void *arg)
 		if (pf[1].revents)
 			break;
 		pthread_mutex_lock(&e->lock);
-		full = e->conns >= CONN_MAX;
+		full = e->conns >= e->conn_max;
 		pthread_mutex_unlock(&e->lock);
 		if (full) {
 			/* Wait for one to end; the rest wait in the backlog. */
@@ -722,6 +744,14 @@ static void *accept_main(void *arg)
 			continue;
 		}
 		fd = accept4(e->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd < 0 && errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) {
+			/* EMFILE, ENFILE, ENOBUFS: the connection stays queued; retrying at once would spin. */
+			struct pollfd st = { .fd = e->stop, .events = POLLIN };
+
+			if (poll(&st, 1, 50) > 0)
+				break;
+			continue;
+		}
 		if (fd < 0)
 			continue;
 		c = malloc(sizeof(*c));

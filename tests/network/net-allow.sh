@@ -127,6 +127,12 @@ expect_match "unlisted name: denial" "$OTHER:$P" "$(den)"
 out=$(runj --net allow --allow "$NAME:$P" -- curl -s -m 5 "http://$NAME:$P/")
 expect_match "listed name resolving to a loopback address not listed (rebinding): refused" "resolves to $NAMEIP" "$out"
 expect_match "rebinding: denial" "$NAME:$P" "$(den)"
+# The name is listed already: the 403 and the denial's hint name the address to list, not the name again.
+expect_match "rebinding: the 403 says to list the address" "add --allow $NAMEIP:$P to reach it" "$out"
+expect_eq "rebinding: the denial's hint says to list the address" "add --allow $NAMEIP:$P" \
+	"$("$PY" -c 'import json,re,sys
+for d in json.load(open(sys.argv[1]))["denials"]:
+    if d["kind"] == "network": print(" ".join(re.findall(r"add --allow \S+", d["hint"])))' "$OUT/last.json")"
 out=$(runj --net allow --allow "$NAME:$P" -- curl -s -m 5 "http://2130706434:$P/")
 expect_match "raw IP in decimal spelling (127.0.0.2): refused" "127.0.0.2:$P is not in the allow list" "$out"
 out=$(runj --net allow --allow "$NAME:$P" -- curl -s -m 5 "http://[::ffff:127.0.0.2]:$P/")

@@ -329,17 +329,26 @@ static void host_port(char *out, size_t len, int family, const char *host, unsig
 	snprintf(out, len, family == 6 ? "[%s]:%u" : "%s:%u", host, port);
 }
 
-/* A refusal: into the denials, and 403 to the command naming what to add. */
-static void refuse_reply(struct conn *c, const char *what, const char *why)
+/*
+ * A refusal: into the denials, and 403 to the command naming what to add:
+ * |add| (the destination, or for a listed name that resolves to an
+ * internal address, that address), or nothing when no entry would help.
+ */
+static void refuse_reply(struct conn *c, const char *what, const char *why, const char *add)
 {
 	char hint[400], body[600];
 
-	snprintf(hint, sizeof(hint),
-		 "network \"allow\": %s %s; add --allow %s (policy key \"allow\") if the command needs it",
-		 what, why, what);
+	if (add) {
+		snprintf(hint, sizeof(hint),
+			 "network \"allow\": %s %s; add --allow %s (policy key \"allow\") if the command needs it",
+			 what, why, add);
+		snprintf(body, sizeof(body), "corral: %s %s (network \"allow\"); add --allow %s to reach it", what,
+			 why, add);
+	} else {
+		snprintf(hint, sizeof(hint), "network \"allow\": %s %s", what, why);
+		snprintf(body, sizeof(body), "corral: %s %s (network \"allow\")", what, why);
+	}
 	refuse(c->e, what, hint);
-	snprintf(body, sizeof(body), "corral: %s %s (network \"allow\"); add --allow %s to reach it", what, why,
-		 what);
 	reply(c, "403 Forbidden", body);
 }
 
@@ -390,7 +399,7 @@ static int upstream_literal(struct conn *c, const struct corral_egress_req *rq, 
 	inet_ntop(family == 4 ? AF_INET : AF_INET6, addr, canon, sizeof(canon));
 	host_port(what, sizeof(what), family, canon, rq->port);
 	if (corral_allow_match_ip(e->allow, e->n_allow, family, addr, rq->port) < 0) {
-		refuse_reply(c, what, "is not in the allow list (an IP address must be listed as written)");
+		refuse_reply(c, what, "is not in the allow list (an IP address must be listed as written)", what);
 		return -1;
 	}
 	if (family == 4) {
@@ -401,7 +410,7 @@ static int upstream_literal(struct conn *c, const struct corral_egress_req *rq, 
 		memcpy(&s4->sin_addr, addr, 4);
 		sl = sizeof(*s4);
 		if (corral_egress_is_proxy(e, s4, sl)) {
-			refuse_reply(c, what, "is corral's own proxy");
+			refuse_reply(c, what, "is corral's own proxy", NULL);
 			return -1;
 		}
 	} else {
@@ -451,12 +460,12 @@ static int upstream_name(struct conn *c, const struct corral_egress_req *rq, con
 {
 	struct corral_egress *e = c->e;
 	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *res = NULL;
-	char what[300], hint[300] = "";
+	char what[300], hint[300] = "", internal[INET6_ADDRSTRLEN + 8] = "";
 	int fd = -1, last = ECONNREFUSED;
 
 	host_port(what, sizeof(what), 0, name, rq->port);
 	if (corral_allow_match_name(e->allow, e->n_allow, name, rq->port) < 0) {
-		refuse_reply(c, what, "is not in the allow list");
+		refuse_reply(c, what, "is not in the allow list", what);
 		return -1;
 	}
 	if (getaddrinfo(name, NULL, &hints, &res) != 0 || !res) {
@@ -479,6 +488,7 @@ static int upstream_name(struct conn *c, const struct corral_egress_req *rq, con
 			inet_ntop(fam == 4 ? AF_INET : AF_INET6, a, ip, sizeof(ip));
 			snprintf(hint, sizeof(hint), "resolves to %s, a loopback, private or link-local address, "
 				 "which must itself be listed", ip);
+			host_port(internal, sizeof(internal), fam, ip, rq->port);
 			last = EACCES;
 			continue;
 		}
@@ -492,7 +502,7 @@ static int upstream_name(struct conn *c, const struct corral_egress_req *rq, con
 	if (fd >= 0)
 		return fd;
 	if (last == EACCES)
-		refuse_reply(c, what, hint);
+		refuse_reply(c, what, hint, internal); /* the name is listed already: its address is what is missing */
 	else
 		unreachable(c, what, last);
 	return -1;
@@ -506,7 +516,7 @@ static int open_upstream(struct conn *c, const struct corral_egress_req *rq)
 	int family;
 
 	if (corral_allow_classify(rq->host, &family, addr, name) < 0) {
-		refuse_reply(c, rq->host[0] ? rq->host : "?", "is not a host name or IP address");
+		refuse_reply(c, rq->host[0] ? rq->host : "?", "is not a host name or IP address", NULL);
 		return -1;
 	}
 	return family ? upstream_literal(c, rq, family, addr) : upstream_name(c, rq, name);

@@ -207,6 +207,33 @@ expect_match "racing address: every connect reached the proxy or was refused" "^
 echo "# racing address: outcomes seen: $out"
 expect_eq "racing address: the server received nothing" "$n0" "$(grep -c . "$OUT/log")"
 
+# --- the proxy serves the sandbox only --------------------------------------------
+# Any process on the host can connect to a loopback listener: the run's proxy
+# (found in /proc/net/tcp) must not relay for one, to the run's listed hosts.
+OUTSIDE='import socket, sys
+ip, port = sys.argv[1].rsplit(":", 1)
+s = socket.socket(); s.settimeout(5)
+try:
+    s.connect((ip, int(port))); s.sendall(b"CONNECT 127.0.0.2:'"$P"' HTTP/1.1\r\n\r\n")
+    r = s.recv(100); print("answered " + r.split(b"\r\n")[0].decode() if r else "turned away")
+except OSError as e: print("turned away")'
+rm -f proxy-addr proxy-done
+runj "${ALLOW[@]}" --allow "127.0.0.2:$P" --timeout 30 -- "$PY" -c '
+import os, subprocess, sys, time
+open("proxy-addr", "w").write(os.environ["http_proxy"][7:])
+for _ in range(200):
+    if os.path.exists("proxy-done"): break
+    time.sleep(0.05)
+subprocess.run([sys.executable, "-c", sys.argv[1], os.environ["http_proxy"][7:]])' "$OUTSIDE" > "$OUT/inside" &
+inside=$!
+for _ in $(seq 100); do [ -s proxy-addr ] && break; sleep 0.05; done
+outside=$("$PY" -c "$OUTSIDE" "$(cat proxy-addr)")
+touch proxy-done; wait $inside
+expect_eq "control: the command itself gets its tunnel from the same proxy" \
+	"answered HTTP/1.1 200 Connection established" "$(cat "$OUT/inside")"
+expect_eq "another process on the host: turned away by the run's proxy" "turned away" "$outside"
+rm -f proxy-addr proxy-done
+
 # --- a session gets the same proxy for its life ---------------------------------
 sess=$( (printf '%s\n' "{\"id\":\"1\",\"tool\":\"bash\",\"command\":\"curl -s -m 5 http://$NAME:$P/; echo; curl -s -m 5 http://127.0.0.3:$P/\"}"; sleep 4) |
 	timeout 30 "$C" session "${ALLOW[@]}" | "$PY" -c 'import json,sys

@@ -49,6 +49,7 @@
 #define CONN_MAX 256          /* connections relayed at once; more wait in the backlog */
 #define CONN_FDS 6            /* a relayed connection's fds: its two sockets and two pipes */
 #define REFUSED_MAX 64        /* refusals kept between two drains */
+#define EXPECT_MAX 512        /* sources of connections let through, not yet accepted (oldest dropped) */
 #define HEAD_TIMEOUT_MS 30000 /* for the request head */
 #define CONNECT_TIMEOUT_MS 15000
 #define PIPE_CHUNK (64 * 1024)
@@ -73,6 +74,8 @@ struct corral_egress {
 	int conns;
 	struct refusal refused[REFUSED_MAX];
 	size_t n_refused;
+	struct sockaddr_in expect[EXPECT_MAX]; /* a ring: corral_egress_admit adds, accept takes */
+	size_t n_expect, next_expect;
 };
 
 void corral_egress_posture(struct corral_policy *p, struct corral_posture *ps)
@@ -725,12 +728,56 @@ static int spawn(void *(*fn)(void *), void *arg)
 	return -r;
 }
 
+void corral_egress_admit(struct corral_egress *e, int sock)
+{
+	struct sockaddr_in src = { .sin_family = AF_INET, .sin_addr = e ? e->addr.sin_addr : (struct in_addr){ 0 } };
+	socklen_t sl = sizeof(src);
+
+	if (!e)
+		return;
+	/* Already bound (EINVAL): its own address is the source. */
+	(void)bind(sock, (struct sockaddr *)&src, sizeof(src));
+	if (getsockname(sock, (struct sockaddr *)&src, &sl) < 0 || src.sin_family != AF_INET || !src.sin_port)
+		return; /* no source to expect: the connection will be turned away */
+	pthread_mutex_lock(&e->lock);
+	e->expect[e->next_expect] = src;
+	e->next_expect = (e->next_expect + 1) % EXPECT_MAX;
+	if (e->n_expect < EXPECT_MAX)
+		e->n_expect++;
+	pthread_mutex_unlock(&e->lock);
+}
+
+/* Whether |peer| is a source corral_egress_admit expects (then taken off the list). */
+static bool expected(struct corral_egress *e, const struct sockaddr_in *peer)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&e->lock);
+	for (size_t k = 0; k < e->n_expect && !found; k++) {
+		size_t i = (e->next_expect + EXPECT_MAX - 1 - k) % EXPECT_MAX;
+		struct sockaddr_in *x = &e->expect[i];
+
+		if (x->sin_port != peer->sin_port ||
+		    (x->sin_addr.s_addr != htonl(INADDR_ANY) && x->sin_addr.s_addr != peer->sin_addr.s_addr))
+			continue;
+		found = true;
+		/* Take it out: the newest entry moves into its place. */
+		*x = e->expect[(e->next_expect + EXPECT_MAX - 1) % EXPECT_MAX];
+		e->next_expect = (e->next_expect + EXPECT_MAX - 1) % EXPECT_MAX;
+		e->n_expect--;
+	}
+	pthread_mutex_unlock(&e->lock);
+	return found;
+}
+
 static void *accept_main(void *arg)
 {
 	struct corral_egress *e = arg;
 
 	for (;;) {
 		struct pollfd pf[2] = { { .fd = e->lfd, .events = POLLIN }, { .fd = e->stop, .events = POLLIN } };
+		struct sockaddr_in peer;
+		socklen_t peer_len;
 		struct conn *c;
 		int fd;
 		bool full;
@@ -753,7 +800,8 @@ static void *accept_main(void *arg)
 				break;
 			continue;
 		}
-		fd = accept4(e->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		peer_len = sizeof(peer);
+		fd = accept4(e->lfd, (struct sockaddr *)&peer, &peer_len, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		if (fd < 0 && errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) {
 			/* EMFILE, ENFILE, ENOBUFS: the connection stays queued; retrying at once would spin. */
 			struct pollfd st = { .fd = e->stop, .events = POLLIN };
@@ -764,6 +812,10 @@ static void *accept_main(void *arg)
 		}
 		if (fd < 0)
 			continue;
+		if (peer.sin_family != AF_INET || !expected(e, &peer)) {
+			close(fd); /* not the sandbox's: another process on the host */
+			continue;
+		}
 		c = malloc(sizeof(*c));
 		if (!c) {
 			close(fd);

@@ -261,7 +261,8 @@ static bool internal4(const uint8_t *a)
 {
 	return a[0] == 0 || a[0] == 10 || a[0] == 127 || (a[0] == 100 && (a[1] & 0xc0) == 64) ||
 	       (a[0] == 169 && a[1] == 254) || (a[0] == 172 && (a[1] & 0xf0) == 16) ||
-	       (a[0] == 192 && a[1] == 168) || (a[0] == 192 && a[1] == 0 && a[2] == 0) || a[0] >= 224;
+	       (a[0] == 192 && a[1] == 168) || (a[0] == 192 && a[1] == 0 && a[2] == 0) ||
+	       (a[0] == 198 && (a[1] & 0xfe) == 18) || a[0] >= 224;
 }
 
 bool corral_allow_internal(int family, const uint8_t *addr)
@@ -275,7 +276,12 @@ bool corral_allow_internal(int family, const uint8_t *addr)
 		return true;
 	if (memcmp(addr, v4_mapped, 12) == 0 || memcmp(addr, nat64, 12) == 0 || memcmp(addr, zero, 12) == 0)
 		return internal4(addr + 12); /* mapped, NAT64, and the old IPv4-compatible form */
-	return (addr[0] & 0xfe) == 0xfc || (addr[0] == 0xfe && (addr[1] & 0xc0) == 0x80) || addr[0] == 0xff;
+	if (addr[0] == 0x20 && addr[1] == 0x02)
+		return internal4(addr + 2); /* 6to4 (2002::/16) carries an IPv4 address in bytes 2-5 */
+	if (memcmp(addr, nat64, 4) == 0 && addr[4] == 0 && addr[5] == 1)
+		return true; /* 64:ff9b:1::/48, local-use NAT64 */
+	/* ULA fc00::/7, link-local fe80::/10, the old site-local fec0::/10, multicast ff00::/8 */
+	return (addr[0] & 0xfe) == 0xfc || (addr[0] == 0xfe && (addr[1] & 0x80) == 0x80) || addr[0] == 0xff;
 }
 
 /* ------------------------------------------------------- policy's side */

@@ -62,9 +62,10 @@ int corral_allow_match_ip(const struct corral_allow_entry *v, size_t n, int fami
 /*
  * Whether an address is one a listed name must not resolve to unless it is
  * listed literally (DNS rebinding): unspecified, loopback, private
- * (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7), link-local
- * (169.254/16, fe80::/10), multicast, reserved (240/4, broadcast), and the
- * same inside IPv4-mapped and NAT64 (64:ff9b::/96) IPv6 addresses.
+ * (10/8, 172.16/12, 192.168/16, 100.64/10, 198.18/15, fc00::/7, fec0::/10,
+ * 64:ff9b:1::/48), link-local (169.254/16, fe80::/10), multicast, reserved
+ * (240/4, broadcast), and the same inside IPv4-mapped, NAT64 (64:ff9b::/96)
+ * and 6to4 (2002::/16) IPv6 addresses.
  */
 bool corral_allow_internal(int family, const uint8_t *addr);
 

@@ -127,6 +127,12 @@ expect_match "unlisted name: denial" "$OTHER:$P" "$(den)"
 out=$(runj --net allow --allow "$NAME:$P" -- curl -s -m 5 "http://$NAME:$P/")
 expect_match "listed name resolving to a loopback address not listed (rebinding): refused" "resolves to $NAMEIP" "$out"
 expect_match "rebinding: denial" "$NAME:$P" "$(den)"
+# The name is listed already: the 403 and the denial's hint name the address to list, not the name again.
+expect_match "rebinding: the 403 says to list the address" "add --allow $NAMEIP:$P to reach it" "$out"
+expect_eq "rebinding: the denial's hint says to list the address" "add --allow $NAMEIP:$P" \
+	"$("$PY" -c 'import json,re,sys
+for d in json.load(open(sys.argv[1]))["denials"]:
+    if d["kind"] == "network": print(" ".join(re.findall(r"add --allow \S+", d["hint"])))' "$OUT/last.json")"
 out=$(runj --net allow --allow "$NAME:$P" -- curl -s -m 5 "http://2130706434:$P/")
 expect_match "raw IP in decimal spelling (127.0.0.2): refused" "127.0.0.2:$P is not in the allow list" "$out"
 out=$(runj --net allow --allow "$NAME:$P" -- curl -s -m 5 "http://[::ffff:127.0.0.2]:$P/")
@@ -201,6 +207,33 @@ expect_match "racing address: every connect reached the proxy or was refused" "^
 echo "# racing address: outcomes seen: $out"
 expect_eq "racing address: the server received nothing" "$n0" "$(grep -c . "$OUT/log")"
 
+# --- the proxy serves the sandbox only --------------------------------------------
+# Any process on the host can connect to a loopback listener: the run's proxy
+# (found in /proc/net/tcp) must not relay for one, to the run's listed hosts.
+OUTSIDE='import socket, sys
+ip, port = sys.argv[1].rsplit(":", 1)
+s = socket.socket(); s.settimeout(5)
+try:
+    s.connect((ip, int(port))); s.sendall(b"CONNECT 127.0.0.2:'"$P"' HTTP/1.1\r\n\r\n")
+    r = s.recv(100); print("answered " + r.split(b"\r\n")[0].decode() if r else "turned away")
+except OSError as e: print("turned away")'
+rm -f proxy-addr proxy-done
+runj "${ALLOW[@]}" --allow "127.0.0.2:$P" --timeout 30 -- "$PY" -c '
+import os, subprocess, sys, time
+open("proxy-addr", "w").write(os.environ["http_proxy"][7:])
+for _ in range(200):
+    if os.path.exists("proxy-done"): break
+    time.sleep(0.05)
+subprocess.run([sys.executable, "-c", sys.argv[1], os.environ["http_proxy"][7:]])' "$OUTSIDE" > "$OUT/inside" &
+inside=$!
+for _ in $(seq 100); do [ -s proxy-addr ] && break; sleep 0.05; done
+outside=$("$PY" -c "$OUTSIDE" "$(cat proxy-addr)")
+touch proxy-done; wait $inside
+expect_eq "control: the command itself gets its tunnel from the same proxy" \
+	"answered HTTP/1.1 200 Connection established" "$(cat "$OUT/inside")"
+expect_eq "another process on the host: turned away by the run's proxy" "turned away" "$outside"
+rm -f proxy-addr proxy-done
+
 # --- a session gets the same proxy for its life ---------------------------------
 sess=$( (printf '%s\n' "{\"id\":\"1\",\"tool\":\"bash\",\"command\":\"curl -s -m 5 http://$NAME:$P/; echo; curl -s -m 5 http://127.0.0.3:$P/\"}"; sleep 4) |
 	timeout 30 "$C" session "${ALLOW[@]}" | "$PY" -c 'import json,sys
@@ -255,6 +288,42 @@ if command -v npm >/dev/null; then
 else
 	echo "# no npm: npm view not checked"
 fi
+
+# --- tunnels held open cannot starve the supervisor of descriptors ---------------
+# Each relayed tunnel costs the supervisor six fds; with the common soft limit
+# of 1024, a command holding ~170 would leave none for the Unix-socket
+# mediation (pidfd_getfd): the proxy relays no more than a quarter of the limit.
+read -r P4 < <("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.2",0)); print(s.getsockname()[1])')
+"$PY" -c 'import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.2", int(sys.argv[1]))); s.listen(1024); held = []
+print("ready", flush=True)
+while True: held.append(s.accept()[0])' "$P4" > "$OUT/hold" 2>&1 &
+hold=$!
+trap 'kill $srv $reg $hold 2>/dev/null; rm -rf "${cleanup_dirs[@]}" 2>/dev/null' EXIT
+for _ in $(seq 100); do grep -q ready "$OUT/hold" 2>/dev/null && break; sleep 0.05; done
+STARVE='import os, socket, sys
+ip, port = os.environ["http_proxy"][7:].rsplit(":", 1)
+held = []
+for _ in range(int(sys.argv[1])):
+    s = socket.socket(); s.settimeout(2)
+    try:
+        s.connect((ip, int(port))); s.sendall(b"CONNECT 127.0.0.2:'"$P4"' HTTP/1.1\r\n\r\n")
+        if b" 200 " not in s.recv(100): break
+    except OSError: break
+    held.append(s)
+u = socket.socket(socket.AF_UNIX); u.bind("u.sock")
+try: u.listen(1); print("unix listen ok", "with tunnels" if held else "alone")
+except OSError as e: print("unix listen failed:", e, "with", len(held), "tunnels")'
+rm -f u.sock
+expect_eq "control: a Unix listen (mediated) works without tunnels" "unix listen ok alone" \
+	"$(ulimit -Sn 1024; runj --net allow --allow "127.0.0.2:$P4" -- "$PY" -c "$STARVE" 0)"
+rm -f u.sock
+expect_eq "a command holding 400 tunnels open (soft fd limit 1024): the mediation still has fds" \
+	"unix listen ok with tunnels" \
+	"$(ulimit -Sn 1024; runj --net allow --allow "127.0.0.2:$P4" --timeout 60 -- "$PY" -c "$STARVE" 400)"
+rm -f u.sock
+kill $hold 2>/dev/null
 
 # --- network none still refuses the listed host --------------------------------
 out=$(runj --net none -- curl -s -m 5 "http://$NAMEIP:$P/"; true)

@@ -145,6 +145,9 @@ static void test_internal(void **state)
 		{ "::1", true }, { "::", true }, { "fe80::1", true }, { "fd00::1", true }, { "ff02::1", true },
 		{ "::ffff:127.0.0.1", true }, { "64:ff9b::a00:1", true }, { "64:ff9b::808:808", false },
 		{ "2a04:4e42::223", false },
+		/* Not globally reachable either (IANA special-purpose registries). */
+		{ "198.18.0.1", true }, { "198.19.255.255", true }, { "198.20.0.1", false }, { "198.17.255.255", false },
+		{ "fec0::1", true }, { "64:ff9b:1::a00:1", true }, { "2002:a00:1::1", true }, { "2002:808:808::1", false },
 	};
 
 	(void)state;

@@ -35,6 +35,7 @@
 #include <strings.h>
 #include <sys/eventfd.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -46,7 +47,9 @@
 #include "supervisor/local/unotify/unotify.h"
 
 #define CONN_MAX 256          /* connections relayed at once; more wait in the backlog */
+#define CONN_FDS 6            /* a relayed connection's fds: its two sockets and two pipes */
 #define REFUSED_MAX 64        /* refusals kept between two drains */
+#define EXPECT_MAX 512        /* sources of connections let through, not yet accepted (oldest dropped) */
 #define HEAD_TIMEOUT_MS 30000 /* for the request head */
 #define CONNECT_TIMEOUT_MS 15000
 #define PIPE_CHUNK (64 * 1024)
@@ -65,11 +68,14 @@ struct corral_egress {
 	struct corral_allow_entry *allow;
 	size_t n_allow;
 	int network;
+	int conn_max;             /* CONN_MAX, or fewer where the fd limit is low */
 	pthread_mutex_t lock;     /* the fields below */
 	bool started;
 	int conns;
 	struct refusal refused[REFUSED_MAX];
 	size_t n_refused;
+	struct sockaddr_in expect[EXPECT_MAX]; /* a ring: corral_egress_admit adds, accept takes */
+	size_t n_expect, next_expect;
 };
 
 void corral_egress_posture(struct corral_policy *p, struct corral_posture *ps)
@@ -97,6 +103,24 @@ void corral_egress_posture(struct corral_policy *p, struct corral_posture *ps)
 		p->network = CORRAL_NET_NONE;
 }
 
+/*
+ * How many connections the proxy relays at once: CONN_MAX, but never more
+ * than a quarter of the supervisor's open-file limit (a soft limit of
+ * 1024 is common), so a command holding tunnels open cannot starve the
+ * rest of the supervisor (the Unix-socket mediation, the run's own
+ * files) of descriptors.
+ */
+static int conn_budget(void)
+{
+	struct rlimit rl;
+	rlim_t n;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		return CONN_MAX;
+	n = rl.rlim_cur / 4 / CONN_FDS;
+	return n < 8 ? 8 : n > CONN_MAX ? CONN_MAX : (int)n;
+}
+
 static void unref(struct corral_egress *e)
 {
 	if (atomic_fetch_sub(&e->refs, 1) != 1)
@@ -121,6 +145,7 @@ int corral_egress_new(const struct corral_policy *p, struct corral_egress **out,
 	e->lfd = e->stop = -1;
 	pthread_mutex_init(&e->lock, NULL);
 	e->network = p->network;
+	e->conn_max = conn_budget();
 	e->allow = calloc(p->allow.n ? p->allow.n : 1, sizeof(*e->allow));
 	if (!e->allow) {
 		unref(e);
@@ -307,17 +332,26 @@ static void host_port(char *out, size_t len, int family, const char *host, unsig
 	snprintf(out, len, family == 6 ? "[%s]:%u" : "%s:%u", host, port);
 }
 
-/* A refusal: into the denials, and 403 to the command naming what to add. */
-static void refuse_reply(struct conn *c, const char *what, const char *why)
+/*
+ * A refusal: into the denials, and 403 to the command naming what to add:
+ * |add| (the destination, or for a listed name that resolves to an
+ * internal address, that address), or nothing when no entry would help.
+ */
+static void refuse_reply(struct conn *c, const char *what, const char *why, const char *add)
 {
 	char hint[400], body[600];
 
-	snprintf(hint, sizeof(hint),
-		 "network \"allow\": %s %s; add --allow %s (policy key \"allow\") if the command needs it",
-		 what, why, what);
+	if (add) {
+		snprintf(hint, sizeof(hint),
+			 "network \"allow\": %s %s; add --allow %s (policy key \"allow\") if the command needs it",
+			 what, why, add);
+		snprintf(body, sizeof(body), "corral: %s %s (network \"allow\"); add --allow %s to reach it", what,
+			 why, add);
+	} else {
+		snprintf(hint, sizeof(hint), "network \"allow\": %s %s", what, why);
+		snprintf(body, sizeof(body), "corral: %s %s (network \"allow\")", what, why);
+	}
 	refuse(c->e, what, hint);
-	snprintf(body, sizeof(body), "corral: %s %s (network \"allow\"); add --allow %s to reach it", what, why,
-		 what);
 	reply(c, "403 Forbidden", body);
 }
 
@@ -368,7 +402,7 @@ static int upstream_literal(struct conn *c, const struct corral_egress_req *rq, 
 	inet_ntop(family == 4 ? AF_INET : AF_INET6, addr, canon, sizeof(canon));
 	host_port(what, sizeof(what), family, canon, rq->port);
 	if (corral_allow_match_ip(e->allow, e->n_allow, family, addr, rq->port) < 0) {
-		refuse_reply(c, what, "is not in the allow list (an IP address must be listed as written)");
+		refuse_reply(c, what, "is not in the allow list (an IP address must be listed as written)", what);
 		return -1;
 	}
 	if (family == 4) {
@@ -379,7 +413,7 @@ static int upstream_literal(struct conn *c, const struct corral_egress_req *rq, 
 		memcpy(&s4->sin_addr, addr, 4);
 		sl = sizeof(*s4);
 		if (corral_egress_is_proxy(e, s4, sl)) {
-			refuse_reply(c, what, "is corral's own proxy");
+			refuse_reply(c, what, "is corral's own proxy", NULL);
 			return -1;
 		}
 	} else {
@@ -429,12 +463,12 @@ static int upstream_name(struct conn *c, const struct corral_egress_req *rq, con
 {
 	struct corral_egress *e = c->e;
 	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *res = NULL;
-	char what[300], hint[300] = "";
+	char what[300], hint[300] = "", internal[INET6_ADDRSTRLEN + 8] = "";
 	int fd = -1, last = ECONNREFUSED;
 
 	host_port(what, sizeof(what), 0, name, rq->port);
 	if (corral_allow_match_name(e->allow, e->n_allow, name, rq->port) < 0) {
-		refuse_reply(c, what, "is not in the allow list");
+		refuse_reply(c, what, "is not in the allow list", what);
 		return -1;
 	}
 	if (getaddrinfo(name, NULL, &hints, &res) != 0 || !res) {
@@ -457,6 +491,7 @@ static int upstream_name(struct conn *c, const struct corral_egress_req *rq, con
 			inet_ntop(fam == 4 ? AF_INET : AF_INET6, a, ip, sizeof(ip));
 			snprintf(hint, sizeof(hint), "resolves to %s, a loopback, private or link-local address, "
 				 "which must itself be listed", ip);
+			host_port(internal, sizeof(internal), fam, ip, rq->port);
 			last = EACCES;
 			continue;
 		}
@@ -470,7 +505,7 @@ static int upstream_name(struct conn *c, const struct corral_egress_req *rq, con
 	if (fd >= 0)
 		return fd;
 	if (last == EACCES)
-		refuse_reply(c, what, hint);
+		refuse_reply(c, what, hint, internal); /* the name is listed already: its address is what is missing */
 	else
 		unreachable(c, what, last);
 	return -1;
@@ -484,7 +519,7 @@ static int open_upstream(struct conn *c, const struct corral_egress_req *rq)
 	int family;
 
 	if (corral_allow_classify(rq->host, &family, addr, name) < 0) {
-		refuse_reply(c, rq->host[0] ? rq->host : "?", "is not a host name or IP address");
+		refuse_reply(c, rq->host[0] ? rq->host : "?", "is not a host name or IP address", NULL);
 		return -1;
 	}
 	return family ? upstream_literal(c, rq, family, addr) : upstream_name(c, rq, name);
@@ -693,12 +728,56 @@ static int spawn(void *(*fn)(void *), void *arg)
 	return -r;
 }
 
+void corral_egress_admit(struct corral_egress *e, int sock)
+{
+	struct sockaddr_in src = { .sin_family = AF_INET, .sin_addr = e ? e->addr.sin_addr : (struct in_addr){ 0 } };
+	socklen_t sl = sizeof(src);
+
+	if (!e)
+		return;
+	/* Already bound (EINVAL): its own address is the source. */
+	(void)bind(sock, (struct sockaddr *)&src, sizeof(src));
+	if (getsockname(sock, (struct sockaddr *)&src, &sl) < 0 || src.sin_family != AF_INET || !src.sin_port)
+		return; /* no source to expect: the connection will be turned away */
+	pthread_mutex_lock(&e->lock);
+	e->expect[e->next_expect] = src;
+	e->next_expect = (e->next_expect + 1) % EXPECT_MAX;
+	if (e->n_expect < EXPECT_MAX)
+		e->n_expect++;
+	pthread_mutex_unlock(&e->lock);
+}
+
+/* Whether |peer| is a source corral_egress_admit expects (then taken off the list). */
+static bool expected(struct corral_egress *e, const struct sockaddr_in *peer)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&e->lock);
+	for (size_t k = 0; k < e->n_expect && !found; k++) {
+		size_t i = (e->next_expect + EXPECT_MAX - 1 - k) % EXPECT_MAX;
+		struct sockaddr_in *x = &e->expect[i];
+
+		if (x->sin_port != peer->sin_port ||
+		    (x->sin_addr.s_addr != htonl(INADDR_ANY) && x->sin_addr.s_addr != peer->sin_addr.s_addr))
+			continue;
+		found = true;
+		/* Take it out: the newest entry moves into its place. */
+		*x = e->expect[(e->next_expect + EXPECT_MAX - 1) % EXPECT_MAX];
+		e->next_expect = (e->next_expect + EXPECT_MAX - 1) % EXPECT_MAX;
+		e->n_expect--;
+	}
+	pthread_mutex_unlock(&e->lock);
+	return found;
+}
+
 static void *accept_main(void *arg)
 {
 	struct corral_egress *e = arg;
 
 	for (;;) {
 		struct pollfd pf[2] = { { .fd = e->lfd, .events = POLLIN }, { .fd = e->stop, .events = POLLIN } };
+		struct sockaddr_in peer;
+		socklen_t peer_len;
 		struct conn *c;
 		int fd;
 		bool full;
@@ -711,7 +790,7 @@ static void *accept_main(void *arg)
 		if (pf[1].revents)
 			break;
 		pthread_mutex_lock(&e->lock);
-		full = e->conns >= CONN_MAX;
+		full = e->conns >= e->conn_max;
 		pthread_mutex_unlock(&e->lock);
 		if (full) {
 			/* Wait for one to end; the rest wait in the backlog. */
@@ -721,9 +800,22 @@ static void *accept_main(void *arg)
 				break;
 			continue;
 		}
-		fd = accept4(e->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		peer_len = sizeof(peer);
+		fd = accept4(e->lfd, (struct sockaddr *)&peer, &peer_len, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd < 0 && errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) {
+			/* EMFILE, ENFILE, ENOBUFS: the connection stays queued; retrying at once would spin. */
+			struct pollfd st = { .fd = e->stop, .events = POLLIN };
+
+			if (poll(&st, 1, 50) > 0)
+				break;
+			continue;
+		}
 		if (fd < 0)
 			continue;
+		if (peer.sin_family != AF_INET || !expected(e, &peer)) {
+			close(fd); /* not the sandbox's: another process on the host */
+			continue;
+		}
 		c = malloc(sizeof(*c));
 		if (!c) {
 			close(fd);

@@ -52,6 +52,14 @@ const char *corral_egress_url(const struct corral_egress *e);
 const struct sockaddr_in *corral_egress_addr(const struct corral_egress *e);
 /* Whether |sa| (|len| bytes, the caller's copy) is exactly the proxy's address. */
 bool corral_egress_is_proxy(const struct corral_egress *e, const void *sa, size_t len);
+/*
+ * The mediation lets the socket |sock| (its copy) connect to the proxy:
+ * bind it to the proxy's own 127.x.y.z (an ephemeral port) unless it is
+ * bound already, and expect a connection from that address and port.
+ * The proxy serves expected connections only: another process on the
+ * host, which can connect to any loopback listener, is turned away.
+ */
+void corral_egress_admit(struct corral_egress *e, int sock);
 /* A connection to the proxy was let through: make sure it is served. */
 void corral_egress_kick(struct corral_egress *e);
 /* Move the refusals recorded so far into |d| (kind "network", source "supervisor"). */

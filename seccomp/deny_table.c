@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <sys/ioctl.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 
 #include "seccomp/seccomp.h"
@@ -51,6 +52,10 @@ const struct corral_sc_rule corral_sc_rules[] = {
 	  CORRAL_SC_NET_LOOPBACK | CORRAL_SC_NET_ALLOW | CORRAL_SC_UNIX_ALLOWED, CORRAL_P_NET_NO_SOCKETS,
 	  "network \"loopback\" and \"allow\" with Unix mediation: inet, inet6 (private namespace, or mediated "
 	  "connects) and unix (mediated)" },
+	{ "socket", CORRAL_SC_NOT_IN, 2, { 0, IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP }, 4, EACCES,
+	  CORRAL_SC_NET_ALLOW, CORRAL_P_NET_EGRESS_ALLOW,
+	  "network \"allow\": protocol 0, TCP, UDP or ICMP only (SCTP connects through setsockopt "
+	  "SCTP_SOCKOPT_CONNECTX without connect(), which the supervisor mediates; Landlock's TCP rules do not cover it)" },
 	{ "socket", CORRAL_SC_NOT_IN, 0, { AF_UNIX, AF_INET, AF_INET6, AF_NETLINK }, 4, EACCES,
 	  CORRAL_SC_NET_HOST, CORRAL_P_NET_NO_SOCKETS, "network \"host\": inet, inet6, unix and netlink only; no packet, vsock or other family" },
 	{ "socketpair", CORRAL_SC_NOT_IN, 0, { AF_UNIX }, 1, EACCES, ALL, CORRAL_P_NET_NO_SOCKETS,

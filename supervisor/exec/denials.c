@@ -29,8 +29,17 @@ void corral_denials_add(struct corral_denials *d, const char *kind, const char *
 			d->v[i].count++;
 			return;
 		}
-	if (d->n >= CORRAL_DENIALS_MAX)
+	if (d->n >= CORRAL_DENIALS_MAX) {
+		d->v[d->n - 1].count++;	/* the overflow entry */
 		return;
+	}
+	if (d->n == CORRAL_DENIALS_MAX - 1) {
+		/* kind: the first unlisted one's (the schema's enum has no "mixed") */
+		what = CORRAL_DENIALS_MORE;
+		source = "supervisor";
+		hint = "corral lists the first 31 distinct refused targets; this entry counts "
+		       "refusals of further ones (any kind); the listed ones show what to change";
+	}
 	if (d->n == d->cap) {
 		size_t cap = d->cap ? d->cap * 2 : 4;
 		struct corral_denial *v = realloc(d->v, cap * sizeof(*v));

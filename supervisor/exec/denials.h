@@ -25,7 +25,14 @@
 struct corral_sandbox;
 struct corral_run;
 
-#define CORRAL_DENIALS_MAX 32 /* entries kept; later refusals of a new target are dropped */
+/*
+ * Entries kept. The last one is the overflow: once CORRAL_DENIALS_MAX - 1
+ * distinct targets are listed, every refusal of a new target is counted in
+ * one entry whose what is CORRAL_DENIALS_MORE, so the result says how many
+ * went unlisted instead of dropping them unseen.
+ */
+#define CORRAL_DENIALS_MAX 32
+#define CORRAL_DENIALS_MORE "more refused targets, not listed one by one"
 
 struct corral_denials {
 	struct corral_denial *v;

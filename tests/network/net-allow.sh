@@ -148,6 +148,17 @@ try: s.sendto(b"x", ("127.0.0.2", 53)); print("sent")
 except OSError as e: print("udp", e.errno)')
 expect_eq "UDP sendto: EACCES" "udp 13" "$out"
 expect_match "UDP: denial" "udp 127.0.0.2:53" "$(den)"
+SCTP='import socket
+out = []
+for name, proto in (("sctp", 132), ("tcp", 6), ("zero", 0)):
+    try: socket.socket(socket.AF_INET, socket.SOCK_STREAM, proto).close(); out.append(name + " ok")
+    except OSError as e: out.append("%s %d" % (name, e.errno))
+print(" ".join(out))'
+# SCTP connects through setsockopt(SCTP_SOCKOPT_CONNECTX), never connect():
+# refused at socket() (EACCES, not the EPROTONOSUPPORT of a kernel without
+# SCTP); control: TCP and protocol 0 sockets are made.
+out=$(runj "${ALLOW[@]}" -- "$PY" -c "$SCTP")
+expect_eq "socket(AF_INET, SOCK_STREAM, IPPROTO_SCTP): EACCES; TCP and protocol 0: made" "sctp 13 tcp ok zero ok" "$out"
 out=$(runj "${ALLOW[@]}" -- "$PY" -c '
 import socket
 try: socket.getaddrinfo("example.com", 443); print("resolved")

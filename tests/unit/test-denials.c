@@ -79,7 +79,16 @@ static void test_counting(void **state)
 		snprintf(what, sizeof(what), "/p%d", i);
 		corral_denials_add(&d, "fs", what, "inferred", "h");
 	}
+	/* 3 + 28 listed, the 32nd counts the other 72 new targets */
 	assert_int_equal(d.n, CORRAL_DENIALS_MAX);
+	assert_string_equal(d.v[CORRAL_DENIALS_MAX - 2].what, "/p27");
+	assert_string_equal(d.v[CORRAL_DENIALS_MAX - 1].what, CORRAL_DENIALS_MORE);
+	assert_int_equal(d.v[CORRAL_DENIALS_MAX - 1].count, 72);
+	corral_denials_add(&d, "fs", "/p3", "inferred", "h"); /* a listed one counts as itself */
+	assert_int_equal(d.v[6].count, 2);
+	assert_int_equal(d.v[CORRAL_DENIALS_MAX - 1].count, 72);
+	corral_denials_add(&d, "network", "10.0.0.1:80", "supervisor", "h");
+	assert_int_equal(d.v[CORRAL_DENIALS_MAX - 1].count, 73);
 	corral_denials_clear(&d);
 	assert_int_equal(d.n, 0);
 }

@@ -36,6 +36,7 @@
 struct corral_docker {
 	char *client;
 	char *sock;          /* NULL: talk to the daemon only through the client */
+	char *helper;        /* host path of corral-docker-exec (a session copies it into its state directory) */
 	struct corral_strv opts; /* `docker run` options from --pull to the image, inclusive */
 	struct corral_strv cenv; /* the client's environment */
 	struct corral_strv warnings; /* what best-effort runs without, into every result's warnings */

@@ -24,6 +24,16 @@
  *
  * stop: the container is force-removed through the API (every call's
  * processes go with it), the guardian told, the state directory removed.
+ *
+ * The container's user may own the state directory (corral not root: the
+ * container runs as corral's uid; --user root), so "st" (the status
+ * sockets, which corral binds and unlinks by path) is mounted read-only
+ * over it: a call can neither replace a socket nor make "st" a symlink
+ * corral would follow on the host. The helper that reports runs from a
+ * copy in "st" that its user may execute but not read: the kernel makes
+ * such a process non-dumpable from its exec on, so a process of another
+ * call (same uid, same PID namespace) can neither ptrace it nor take its
+ * status connection (pidfd_getfd) to forge that call's report.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -36,8 +46,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -57,6 +69,8 @@
 #define DRAIN_MS 2000
 /* After a kill, how long the call may take to end before it is given up on. */
 #define KILL_WAIT_MS 5000
+/* The exec helper's execute-only copy, as the container sees it (in the read-only "st"). */
+#define SESSION_HELPER CORRAL_DOCKER_SESSION_DIR "/st/" CORRAL_DOCKER_HELPER_NAME
 
 struct corral_dsession {
 	struct corral_sandbox *sb;
@@ -64,6 +78,8 @@ struct corral_dsession {
 	struct dk_run run;        /* name and state directory, for the guardian */
 	struct dk_guardian g;
 	int dir_fd;               /* the state directory */
+	const char *helper;       /* the helper as the container runs it: SESSION_HELPER, or the readable one */
+	const char *warning;      /* into every result (the readable helper's) */
 	bool started;
 };
 
@@ -246,9 +262,38 @@ static void remove_subdir(int dir_fd, const char *name, int depth)
 }
 
 /*
+ * The helper's copy in "st", mode 0111: the container's user executes it,
+ * never reads it, so the kernel leaves the process non-dumpable. 0 or -errno.
+ */
+static int copy_helper(struct corral_dsession *ds)
+{
+	_cleanup_close_ int st = openat(ds->dir_fd, "st", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_close_ int in = open(ds->d->helper, O_RDONLY | O_CLOEXEC);
+	_cleanup_close_ int out = -1;
+	struct stat s;
+
+	if (st < 0 || in < 0 || fstat(in, &s) < 0)
+		return -errno;
+	out = openat(st, CORRAL_DOCKER_HELPER_NAME, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0100);
+	if (out < 0)
+		return -errno;
+	for (off_t left = s.st_size; left > 0;) {
+		ssize_t n = sendfile(out, in, NULL, (size_t)left);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		left -= n;
+	}
+	return fchmod(out, 0111) < 0 ? -errno : 0;
+}
+
+/*
  * The state directory: 0711 (the container's user reaches into it, never
  * lists it), ".corral" of the container's user for the bash state files
- * and long scripts, "st" of corral's for the calls' status sockets.
+ * and long scripts, "st" of corral's for the calls' status sockets and the
+ * helper's copy (read-only in the container).
  */
 static int state_dir(struct corral_dsession *ds, uid_t uid, gid_t gid, struct corral_error *err)
 {
@@ -269,6 +314,24 @@ static int state_dir(struct corral_dsession *ds, uid_t uid, gid_t gid, struct co
 	    (geteuid() == 0 && fchownat(ds->dir_fd, ".corral", uid, gid, AT_SYMLINK_NOFOLLOW) < 0))
 		return corral_err(err, CORRAL_E_SETUP, errno, "docker session: state directory %s: %s", run->dir,
 				  corral_strerror(errno));
+	{
+		struct statvfs vfs;
+		int r;
+
+		/* On a noexec filesystem the copy could not run: the readable helper, said in every result. */
+		if (statvfs(run->dir, &vfs) == 0 && (vfs.f_flag & ST_NOEXEC)) {
+			ds->helper = CORRAL_DOCKER_HELPER;
+			ds->warning = "docker session: the state directory is on a noexec filesystem, so calls run the "
+				      "readable exec helper, which a process of another call can trace to forge that "
+				      "call's result; set XDG_RUNTIME_DIR to a directory on an exec filesystem";
+			return 0;
+		}
+		r = copy_helper(ds);
+		if (r < 0)
+			return corral_err(err, CORRAL_E_SETUP, -r, "docker session: copy of %s into %s/st: %s",
+					  ds->d->helper, run->dir, corral_strerror(-r));
+		ds->helper = SESSION_HELPER;
+	}
 	return 0;
 }
 
@@ -278,14 +341,19 @@ static int run_container(struct corral_dsession *ds, const char *session_id, str
 {
 	const struct corral_docker *d = ds->d;
 	_cleanup_(strv_clear) struct corral_strv a = {};
-	char msg[1024];
+	char msg[1024], stdir[sizeof(ds->run.dir) + 4];
 	int s;
+
+	/* "st" read-only over the writable state directory: see the top of this file */
+	snprintf(stdir, sizeof(stdir), "%s/st", ds->run.dir);
 
 	if (strv_add(&a, "run") < 0 || strv_add(&a, "-d") < 0 || strv_add(&a, "--rm") < 0 ||
 	    strv_add(&a, "--name") < 0 || strv_add(&a, ds->run.name) < 0 || strv_add(&a, "--label") < 0 ||
 	    strv_addf(&a, "io.corral.session=%s", session_id) < 0 || strv_add(&a, "--label") < 0 ||
 	    strv_addf(&a, "io.corral.pid=%d", (int)getpid()) < 0 ||
-	    dk_add_mount(&a, ds->run.dir, CORRAL_DOCKER_SESSION_DIR, false) < 0 || strv_add(&a, "-w") < 0 ||
+	    dk_add_mount(&a, ds->run.dir, CORRAL_DOCKER_SESSION_DIR, false) < 0 ||
+	    dk_add_mount(&a, stdir, CORRAL_DOCKER_SESSION_DIR "/st", true) < 0 ||
+	    strv_add(&a, "-w") < 0 ||
 	    strv_add(&a, CORRAL_DOCKER_WORKDIR) < 0)
 		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
 	/*
@@ -297,7 +365,7 @@ static int run_container(struct corral_dsession *ds, const char *session_id, str
 	for (size_t i = 0; i < d->opts.n; i++)
 		if (strcmp(d->opts.v[i], "--init") != 0 && strv_add(&a, d->opts.v[i]) < 0)
 			return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
-	if (strv_add(&a, CORRAL_DOCKER_HELPER) < 0 || strv_add(&a, "--corral-idle") < 0)
+	if (strv_add(&a, ds->helper) < 0 || strv_add(&a, "--corral-idle") < 0)
 		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
 	s = dk_run_client(d, (const char *const *)a.v, START_TIMEOUT_MS, msg, sizeof(msg));
 	if (s == 0)
@@ -533,7 +601,7 @@ static char *exec_body(const struct dcall *x, const char *wd)
 	bool ok = b && cmd && env;
 
 	snprintf(ctr, sizeof(ctr), "%s/st/%s", CORRAL_DOCKER_SESSION_DIR, strrchr(x->sock, '/') + 1);
-	ok = ok && json_array_append_new(cmd, json_string(CORRAL_DOCKER_HELPER)) == 0 &&
+	ok = ok && json_array_append_new(cmd, json_string(x->ds->helper)) == 0 &&
 	     json_array_append_new(cmd, json_string("--corral-session")) == 0 &&
 	     json_array_append_new(cmd, json_string(ctr)) == 0;
 	for (char *const *a = x->c->argv; ok && *a; a++)
@@ -874,6 +942,8 @@ int corral_dsession_exec(struct corral_dsession *ds, struct corral_tcall *c, str
 		res->ended_by = corral_template_ended_by(res, c->cancelled);
 		for (size_t i = 0; r == 0 && i < ds->d->warnings.n; i++)
 			r = corral_docker_add_warning(res, ds->d->warnings.v[i], err);
+		if (r == 0 && ds->warning)
+			r = corral_docker_add_warning(res, ds->warning, err);
 		if (r < 0)
 			corral_result_clear(res);
 	}

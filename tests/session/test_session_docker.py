@@ -96,6 +96,8 @@ def main():
         run_calls(root)
         run_audit(base, root)
         run_spoof(base, root)
+        run_trace(base, root)
+        run_owner(base)
         run_lifecycle(root)
     finally:
         shutil.rmtree(base, ignore_errors=True)
@@ -310,6 +312,172 @@ int main(int argc, char **argv)
 	return atoi(argv[2]);
 }
 """
+
+
+TRACE_C = r"""
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+/*
+ * trace MARKER REPORT: ptrace the exec helper of the call whose argv holds
+ * MARKER and make it write REPORT on its status connection (fd 3), then shut
+ * that down: the report corral would take as the helper's.
+ * trace --child: the control, ptrace of a child of one's own.
+ */
+static long inject(pid_t pid, struct user_regs_struct *base, long nr, long a, long b, long c)
+{
+	struct user_regs_struct r = *base;
+	int st;
+
+	r.rax = nr; r.orig_rax = -1; r.rdi = a; r.rsi = b; r.rdx = c;
+	if (ptrace(PTRACE_SETREGS, pid, 0, &r) < 0 || ptrace(PTRACE_SINGLESTEP, pid, 0, 0) < 0)
+		return -1;
+	waitpid(pid, &st, __WALL);
+	ptrace(PTRACE_GETREGS, pid, 0, &r);
+	return (long)r.rax;
+}
+
+int main(int argc, char **argv)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+
+	if (argc == 2 && strcmp(argv[1], "--child") == 0) {
+		pid_t c = fork();
+
+		if (c == 0) {
+			pause();
+			_exit(0);
+		}
+		if (ptrace(PTRACE_SEIZE, c, 0, 0) < 0) {
+			printf("seize child: %s\n", strerror(errno));
+			return 1;
+		}
+		kill(c, SIGKILL);
+		printf("traced child\n");
+		return 0;
+	}
+	while ((de = readdir(d))) {
+		char path[64], cmd[4096];
+		int fd, pid = atoi(de->d_name), st, hit = 0;
+		ssize_t n;
+
+		if (pid <= 1 || pid == getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+		fd = open(path, O_RDONLY);
+		n = fd < 0 ? -1 : read(fd, cmd, sizeof(cmd) - 1);
+		if (fd >= 0)
+			close(fd);
+		if (n <= 0)
+			continue;
+		cmd[n] = 0;
+		for (char *p = cmd; p < cmd + n; p += strlen(p) + 1)
+			hit |= strstr(p, argv[1]) != NULL;
+		if (!hit || !memmem(cmd, n, "--corral-session", 16))
+			continue;
+		if (ptrace(PTRACE_SEIZE, pid, 0, 0) < 0) {
+			printf("seize helper: %s\n", strerror(errno));
+			return 90;
+		}
+		ptrace(PTRACE_INTERRUPT, pid, 0, 0);
+		waitpid(pid, &st, __WALL);
+		struct user_regs_struct orig, base;
+		ptrace(PTRACE_GETREGS, pid, 0, &orig);
+		base = orig;
+		base.rip -= 2; /* the syscall instruction it is blocked in */
+		unsigned long buf = (orig.rsp - 512) & ~7UL;
+		size_t len = strlen(argv[2]);
+		for (size_t i = 0; i < len + 8; i += 8) {
+			long w = 0;
+
+			memcpy(&w, argv[2] + i, len > i ? (len - i < 8 ? len - i : 8) : 0);
+			ptrace(PTRACE_POKEDATA, pid, buf + i, w);
+		}
+		long w1 = inject(pid, &base, SYS_write, 3, buf, len);
+		long w2 = inject(pid, &base, SYS_shutdown, 3, SHUT_RDWR, 0);
+		orig.rax = orig.orig_rax;
+		orig.rip -= 2; /* the poll again */
+		ptrace(PTRACE_SETREGS, pid, 0, &orig);
+		ptrace(PTRACE_DETACH, pid, 0, 0);
+		printf("forged: write %ld shutdown %ld\n", w1, w2);
+		return 0;
+	}
+	printf("no helper\n");
+	return 92;
+}
+"""
+
+def build(base, root, name, src_text):
+    """Compile |src_text| statically into the root as |name|: its path in the root, or None (no compiler)."""
+    cc = shutil.which("cc")
+    if not cc:
+        return None
+    src = os.path.join(base, name + ".c")
+    with open(src, "w") as f:
+        f.write(src_text)
+    exe = os.path.join(root, name)
+    if subprocess.run([cc, "-static", "-O1", "-o", exe, src]).returncode != 0:
+        return None
+    os.chmod(exe, 0o755)
+    return exe
+
+
+def run_trace(base, root):
+    """Another call's helper cannot be ptraced into forging that call's report (it is not dumpable)."""
+    import platform
+    if platform.machine() != "x86_64" or not build(base, root, "trace", TRACE_C):
+        print("ok - # SKIP trace rows: no static C compiler, or not x86_64")
+        return
+    s = session(root)
+    s.call("status", wait_s=60)
+    r = s.call("exec", argv=["./trace", "--child"])
+    check("control: a call may ptrace a process of its own", r.get("stdout") == "traced child\n", r)
+    s.send({"id": "victim", "tool": "bash", "command": "sleep 2; exit 7", "background": True})
+    s.wait("victim", kinds=("started",))
+    time.sleep(0.5)
+    r = s.call("exec", argv=["./trace", "exit 7", "W 0\nL 0\n"])
+    v = s.wait("victim", timeout=15)
+    check("another call's exec helper cannot be ptraced (to forge its report)",
+          r.get("stdout", "").startswith("seize helper: Operation not permitted"), r)
+    check("... and that call's own status stands", v.get("exit_status") == 7 and v.get("ended_by") == "exit", v)
+    s.close(timeout=30)
+
+
+def run_owner(base):
+    """
+    The container's user owning the state directory (corral not root, or
+    --user root): "st" stays corral's (read-only over it), the helper's copy
+    unreadable.
+    """
+    root = os.path.join(base, "root-owner")
+    os.mkdir(root)
+    os.chmod(root, 0o755)
+    opts = ("--user", "root") if os.geteuid() == 0 else ()
+    s = Session(CORRAL, root, "--provider", "docker", "--image", IMAGE, *opts)
+    s.call("status", wait_s=60)
+    r = s.call("bash", command="id -u; touch /.corral-session/.corral/probe && echo state-writable; "
+               "ls /.corral-session/st >/dev/null && echo st-listable")
+    check("control: the container's user is corral's and owns the state directory",
+          r.get("stdout") == "%d\nstate-writable\nst-listable\n" % os.geteuid(), r)
+    r = s.call("bash", command="mv /.corral-session/st /.corral-session/st.x 2>/dev/null && echo moved; "
+               "ln -s /tmp /.corral-session/st/x 2>/dev/null && echo planted; "
+               "for f in /.corral-session/st/*; do rm -f \"$f\" 2>/dev/null && echo removed; done; "
+               "head -c 1 /.corral-session/st/corral-docker-exec >/dev/null 2>&1 && echo read; echo end")
+    check("a call cannot move, plant in, remove from \"st\" nor read the helper's copy",
+          r.get("stdout") == "end\n", r)
+    s.close(timeout=30)
 
 
 def run_spoof(base, root):

@@ -513,10 +513,26 @@ static pid_t exec_pid(struct dcall *x)
 	return x->exec_pid;
 }
 
+/* Keep the pending connection whose peer is the exec's process (its pid known), close the others. */
+static void settle(struct dcall *x)
+{
+	for (size_t i = 0; i < x->n_pending; i++) {
+		if (x->st < 0 && x->pending_pid[i] == x->exec_pid)
+			x->st = x->pending[i];
+		else
+			safe_close(x->pending[i]);
+	}
+	x->n_pending = 0;
+}
+
 /*
  * Connections on the status socket, held until the daemon tells the
  * exec's pid (it may learn it a moment after the process runs): the one
  * whose peer is the exec's own process is kept, every other one closed.
+ * None is closed unjudged: a process that knows the socket's name (the
+ * container's user may own "st" and watch it) can connect first and
+ * often, and a full list waits for the pid instead of dropping the next
+ * connection, which may be the helper's.
  */
 static void take_connections(struct dcall *x)
 {
@@ -527,23 +543,23 @@ static void take_connections(struct dcall *x)
 
 		if (fd < 0)
 			break;
-		if (x->st >= 0 || x->n_pending >= ARRAY_SIZE(x->pending) ||
-		    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &l) < 0 || cr.pid <= 0) {
+		if (x->st >= 0 || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &l) < 0 || cr.pid <= 0) {
 			safe_close(fd);
 			continue;
 		}
-		x->pending[x->n_pending] = fd;
-		x->pending_pid[x->n_pending++] = cr.pid;
-	}
-	if (x->st >= 0 || !x->n_pending || exec_pid(x) <= 0)
-		return;
-	for (size_t i = 0; i < x->n_pending; i++) {
-		if (x->st < 0 && x->pending_pid[i] == x->exec_pid)
-			x->st = x->pending[i];
+		for (int i = 0; x->n_pending == ARRAY_SIZE(x->pending) && exec_pid(x) <= 0 && i < 200; i++)
+			nanosleep(&(struct timespec){ .tv_nsec = 5 * 1000 * 1000 }, NULL);
+		if (x->exec_pid > 0)
+			settle(x);
+		if (x->exec_pid > 0 && x->st < 0 && cr.pid == x->exec_pid)
+			x->st = fd;
+		else if (x->exec_pid <= 0 && x->n_pending < ARRAY_SIZE(x->pending))
+			x->pending[x->n_pending] = fd, x->pending_pid[x->n_pending++] = cr.pid;
 		else
-			safe_close(x->pending[i]);
+			safe_close(fd);
 	}
-	x->n_pending = 0;
+	if (x->st < 0 && x->n_pending && exec_pid(x) > 0)
+		settle(x);
 }
 
 static void cap_add(struct corral_stream *s, const char *d, size_t n)

@@ -419,6 +419,48 @@ int main(int argc, char **argv)
 }
 """
 
+FLOOD_C = r"""
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/inotify.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+/* flood DIR SECONDS: each status socket created in DIR gets 16 connections at once, held */
+int main(int argc, char **argv)
+{
+	int in = inotify_init1(0);
+	char buf[4096];
+
+	alarm(atoi(argv[2]));
+	if (in < 0 || inotify_add_watch(in, argv[1], IN_CREATE) < 0) {
+		perror("inotify");
+		return 90;
+	}
+	for (;;) {
+		ssize_t n = read(in, buf, sizeof(buf));
+
+		for (char *p = buf; n > 0 && p < buf + n;) {
+			struct inotify_event *e = (struct inotify_event *)p;
+			struct sockaddr_un sa = { .sun_family = AF_UNIX };
+			int k = 0;
+
+			snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s", argv[1], e->name);
+			for (int i = 0; i < 16; i++) {
+				int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+
+				k += connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+			}
+			printf("connected %d\n", k);
+			fflush(stdout);
+			p += sizeof(*e) + e->len;
+		}
+	}
+}
+"""
+
+
 def build(base, root, name, src_text):
     """Compile |src_text| statically into the root as |name|: its path in the root, or None (no compiler)."""
     cc = shutil.which("cc")
@@ -459,7 +501,8 @@ def run_owner(base):
     """
     The container's user owning the state directory (corral not root, or
     --user root): "st" stays corral's (read-only over it), the helper's copy
-    unreadable.
+    unreadable, and connections made first to each call's socket cannot
+    crowd out the helper's.
     """
     root = os.path.join(base, "root-owner")
     os.mkdir(root)
@@ -477,6 +520,22 @@ def run_owner(base):
                "head -c 1 /.corral-session/st/corral-docker-exec >/dev/null 2>&1 && echo read; echo end")
     check("a call cannot move, plant in, remove from \"st\" nor read the helper's copy",
           r.get("stdout") == "end\n", r)
+    s.close(timeout=30)
+    if not build(base, root, "flood", FLOOD_C):
+        print("ok - # SKIP flood rows: no static C compiler")
+        return
+    s = Session(CORRAL, root, "--provider", "docker", "--image", IMAGE, *opts)
+    s.call("status", wait_s=60)
+    s.send({"id": "flood", "tool": "exec", "argv": ["./flood", "/.corral-session/st", "4"], "background": True})
+    s.wait("flood", kinds=("started",))
+    time.sleep(0.5)
+    rs = [s.call("bash", command="echo v%d; exit 3" % i) for i in range(4)]
+    f = s.wait("flood", timeout=20)
+    check("connections made first to a call's status socket do not crowd out its helper's",
+          all(r.get("exit_status") == 3 and r.get("stdout") == "v%d\n" % i for i, r in enumerate(rs)), rs)
+    # more than the 8 connections corral holds while the daemon does not yet know the exec's pid
+    check("control: the flood connected to those calls' sockets first, more than 8 times",
+          any(ln.startswith("connected ") and int(ln.split()[1]) > 8 for ln in f.get("stdout", "").splitlines()), f)
     s.close(timeout=30)
 
 

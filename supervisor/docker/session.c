@@ -242,25 +242,6 @@ static const char *api_message(json_t *j)
 
 /* ------------------------------------------------------------ the state directory */
 
-/* Remove |dir_fd|'s subdirectory |name| and what it holds, |depth| levels down (never following a symlink). */
-static void remove_subdir(int dir_fd, const char *name, int depth)
-{
-	int fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	struct dirent *de;
-
-	if (!d) {
-		safe_close(fd);
-	} else {
-		while ((de = readdir(d)))
-			if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
-			    unlinkat(dirfd(d), de->d_name, 0) < 0 && errno == EISDIR && depth > 0)
-				remove_subdir(dirfd(d), de->d_name, depth - 1);
-		closedir(d);
-	}
-	(void)unlinkat(dir_fd, name, AT_REMOVEDIR);
-}
-
 /*
  * The helper's copy in "st", mode 0111: the container's user executes it,
  * never reads it, so the kernel leaves the process non-dumpable. 0 or -errno.
@@ -467,8 +448,8 @@ void corral_dsession_stop(struct corral_dsession *ds, struct corral_template *t)
 		dk_guardian_stop(&ds->g);
 	}
 	if (ds->dir_fd >= 0) {
-		remove_subdir(ds->dir_fd, ".corral", 8);
-		remove_subdir(ds->dir_fd, "st", 0);
+		dk_remove_tree(ds->dir_fd, ".corral");
+		dk_remove_tree(ds->dir_fd, "st");
 		safe_close(ds->dir_fd);
 	}
 	if (ds->run.dir[0])

@@ -98,6 +98,7 @@ def main():
         run_spoof(base, root)
         run_trace(base, root)
         run_owner(base)
+        run_cleanup(root)
         run_lifecycle(root)
     finally:
         shutil.rmtree(base, ignore_errors=True)
@@ -562,6 +563,35 @@ def run_spoof(base, root):
           r.get("exit_status") == 3 and r.get("stdout") == "connected\n", r)
     s.close(timeout=30)
     os.unlink(exe)
+
+
+PLANT = ("cd /.corral-session/.corral && mkdir -p d/$(printf 'n/%.0s' $(seq 40)) && "
+         "echo x > d/$(printf 'n/%.0s' $(seq 40))f && mkdir -p shut/in && echo y > shut/in/f && "
+         "chmod 0 shut/in shut && echo planted")
+
+
+def run_cleanup(root):
+    """What a call leaves in the state directory (deep, or shut to its owner) goes with the session."""
+    for how in ("end of stdin", "kill -9 of corral"):
+        dirs0 = state_dirs()
+        s = session(root)
+        s.call("status", wait_s=60)
+        r = s.call("bash", command=PLANT)
+        check("control (%s): the call planted a deep tree and a shut directory in .corral" % how,
+              r.get("stdout") == "planted\n" and len(state_dirs() - dirs0) == 1, r)
+        if how == "end of stdin":
+            s.close(timeout=30)
+        else:
+            os.kill(s.p.pid, signal.SIGKILL)
+            s.p.wait()
+        t = time.monotonic()
+        while time.monotonic() - t < 8 and state_dirs() - dirs0:
+            time.sleep(0.1)
+        check("%s: the state directory is removed, deep tree and all" % how, not (state_dirs() - dirs0),
+              state_dirs() - dirs0)
+        for d in state_dirs() - dirs0:
+            subprocess.run(["chmod", "-R", "u+rwx", d], capture_output=True)
+            shutil.rmtree(d, ignore_errors=True)
 
 
 def run_audit(base, root):

@@ -82,6 +82,8 @@ struct dk_guardian {
 };
 void dk_guardian_start(const struct dk_run *run, struct dk_guardian *g);
 void dk_guardian_stop(struct dk_guardian *g);
+/* Leave the removal to the guardian (as if corral had died) and wait for it. */
+void dk_guardian_handoff(struct dk_guardian *g);
 /* Remove |name| under |dir_fd| and all it holds, at any depth, never following a symlink (async-signal-safe). */
 void dk_remove_tree(int dir_fd, const char *name);
 

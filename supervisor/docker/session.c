@@ -359,7 +359,8 @@ static int run_container(struct corral_dsession *ds, const char *session_id, str
 			  strncmp(msg, "docker: ", 8) == 0 ? msg + 8 : msg);
 }
 
-static void remove_now(const struct corral_dsession *ds)
+/* Force-remove the container: whether the daemon said it is gone (removed, or no such container). */
+static bool remove_now(const struct corral_dsession *ds)
 {
 	char path[128];
 	long long end = (long long)corral_now_ms() + REMOVE_WAIT_MS;
@@ -370,7 +371,7 @@ static void remove_now(const struct corral_dsession *ds)
 
 		/* 409: a removal (--rm) already under way; the container is listed until it ends */
 		if (s != 409 || (long long)corral_now_ms() > end)
-			return;
+			return s / 100 == 2 || s == 404;
 		nanosleep(&(struct timespec){ .tv_nsec = 50 * 1000 * 1000 }, NULL);
 	}
 }
@@ -444,8 +445,11 @@ void corral_dsession_stop(struct corral_dsession *ds, struct corral_template *t)
 	if (!ds)
 		return;
 	if (ds->started) {
-		remove_now(ds);
-		dk_guardian_stop(&ds->g);
+		/* Not removed (the daemon restarting, an error): the guardian tries again rather than leave it running. */
+		if (remove_now(ds))
+			dk_guardian_stop(&ds->g);
+		else
+			dk_guardian_handoff(&ds->g);
 	}
 	if (ds->dir_fd >= 0) {
 		dk_remove_tree(ds->dir_fd, ".corral");

@@ -99,6 +99,7 @@ def main():
         run_trace(base, root)
         run_owner(base)
         run_cleanup(root)
+        run_refused_removal(base, root)
         run_lifecycle(root)
     finally:
         shutil.rmtree(base, ignore_errors=True)
@@ -592,6 +593,79 @@ def run_cleanup(root):
         for d in state_dirs() - dirs0:
             subprocess.run(["chmod", "-R", "u+rwx", d], capture_output=True)
             shutil.rmtree(d, ignore_errors=True)
+
+
+def refusing_proxy(path, real):
+    """A relay to the daemon's socket at |path| that answers the first DELETE of a session's container 500."""
+    import socket
+    import threading
+    state = {"denied": 0}
+    srv = socket.socket(socket.AF_UNIX)
+    srv.bind(path)
+    srv.listen(64)
+
+    def pump(a, b):
+        try:
+            while True:
+                d = a.recv(65536)
+                if not d:
+                    break
+                b.sendall(d)
+        except OSError:
+            pass
+        try:
+            b.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+
+    def conn(c):
+        first = c.recv(65536)
+        if first.startswith(b"DELETE /containers/corral-s-") and not state["denied"]:
+            state["denied"] += 1
+            body = b'{"message":"refused by the test"}'
+            c.sendall(b"HTTP/1.0 500 Internal Server Error\r\nContent-Type: application/json\r\n"
+                      b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+            c.close()
+            return
+        u = socket.socket(socket.AF_UNIX)
+        u.connect(real)
+        u.sendall(first)
+        threading.Thread(target=pump, args=(u, c), daemon=True).start()
+        pump(c, u)
+
+    def loop():
+        while True:
+            c, _ = srv.accept()
+            threading.Thread(target=conn, args=(c,), daemon=True).start()
+
+    threading.Thread(target=loop, daemon=True).start()
+    return state
+
+
+def run_refused_removal(base, root):
+    """The daemon refusing the removal at session end: the guardian removes the container all the same."""
+    host = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+    if not host.startswith("unix://"):
+        print("ok - # SKIP refused-removal row: DOCKER_HOST is not a Unix socket")
+        return
+    path = os.path.join(base, "proxy.sock")
+    state = refusing_proxy(path, host[len("unix://"):])
+    env = dict(os.environ, DOCKER_HOST="unix://" + path)
+    s = Session(CORRAL, root, "--provider", "docker", "--image", IMAGE, env=env)
+    sid = s.call("status", wait_s=60).get("session_id", "")
+    r = s.call("exec", argv=["echo", "through"])
+    check("control: the session runs through the relay", r.get("stdout") == "through\n" and len(containers(sid)) == 1,
+          r)
+    s.close(timeout=30)
+    t = time.monotonic()
+    while time.monotonic() - t < 5 and containers(sid):
+        time.sleep(0.1)
+    left = containers(sid)
+    check("control: the daemon refused the session's removal once", state["denied"] == 1, state)
+    check("a removal the daemon refused at session end is retried: no container outlives the session",
+          not left, left)
+    if left:
+        subprocess.run(["docker", "rm", "-f"] + left, capture_output=True)
 
 
 def run_audit(base, root):

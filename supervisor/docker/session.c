@@ -78,6 +78,7 @@ struct corral_dsession {
 	struct dk_run run;        /* name and state directory, for the guardian */
 	struct dk_guardian g;
 	int dir_fd;               /* the state directory */
+	int st_fd;                /* its "st": the status sockets are made, chmod'ed and removed beneath it */
 	const char *helper;       /* the helper as the container runs it: SESSION_HELPER, or the readable one */
 	const char *warning;      /* into every result (the readable helper's) */
 	bool started;
@@ -248,7 +249,7 @@ static const char *api_message(json_t *j)
  */
 static int copy_helper(struct corral_dsession *ds)
 {
-	_cleanup_close_ int st = openat(ds->dir_fd, "st", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int st = ds->st_fd;
 	_cleanup_close_ int in = open(ds->d->helper, O_RDONLY | O_CLOEXEC);
 	_cleanup_close_ int out = -1;
 	struct stat s;
@@ -292,7 +293,8 @@ static int state_dir(struct corral_dsession *ds, uid_t uid, gid_t gid, struct co
 	ds->dir_fd = open(run->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (ds->dir_fd < 0 || fchmod(ds->dir_fd, 0711) < 0 || mkdirat(ds->dir_fd, ".corral", 0700) < 0 ||
 	    mkdirat(ds->dir_fd, "st", 0711) < 0 ||
-	    (geteuid() == 0 && fchownat(ds->dir_fd, ".corral", uid, gid, AT_SYMLINK_NOFOLLOW) < 0))
+	    (geteuid() == 0 && fchownat(ds->dir_fd, ".corral", uid, gid, AT_SYMLINK_NOFOLLOW) < 0) ||
+	    (ds->st_fd = openat(ds->dir_fd, "st", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 		return corral_err(err, CORRAL_E_SETUP, errno, "docker session: state directory %s: %s", run->dir,
 				  corral_strerror(errno));
 	{
@@ -403,6 +405,7 @@ int corral_dsession_start(struct corral_sandbox *sb, const char *session_id, str
 	ds->sb = sb;
 	ds->d = sb->docker;
 	ds->dir_fd = -1;
+	ds->st_fd = -1;
 	ds->run.d = sb->docker;
 	ds->run.status_fd = -1;
 	ds->g.pid = -1;
@@ -451,6 +454,7 @@ void corral_dsession_stop(struct corral_dsession *ds, struct corral_template *t)
 		else
 			dk_guardian_handoff(&ds->g);
 	}
+	safe_close(ds->st_fd);
 	if (ds->dir_fd >= 0) {
 		dk_remove_tree(ds->dir_fd, ".corral");
 		dk_remove_tree(ds->dir_fd, "st");
@@ -472,7 +476,7 @@ struct dcall {
 	int pending[8];            /* connections not yet matched against the exec's pid */
 	pid_t pending_pid[8];
 	size_t n_pending;
-	char sock[160];
+	char sock[33];             /* the status socket's name in "st" */
 	char rep[512];
 	size_t rep_len;
 	bool rep_eof;
@@ -601,7 +605,7 @@ static char *exec_body(const struct dcall *x, const char *wd)
 	char *text = NULL, ctr[160];
 	bool ok = b && cmd && env;
 
-	snprintf(ctr, sizeof(ctr), "%s/st/%s", CORRAL_DOCKER_SESSION_DIR, strrchr(x->sock, '/') + 1);
+	snprintf(ctr, sizeof(ctr), "%s/st/%s", CORRAL_DOCKER_SESSION_DIR, x->sock);
 	ok = ok && json_array_append_new(cmd, json_string(x->ds->helper)) == 0 &&
 	     json_array_append_new(cmd, json_string("--corral-session")) == 0 &&
 	     json_array_append_new(cmd, json_string(ctr)) == 0;
@@ -625,22 +629,31 @@ static char *exec_body(const struct dcall *x, const char *wd)
 	return text;
 }
 
-/* The call's status socket in "st" of the state directory. */
+/*
+ * The call's status socket in "st" of the state directory, bound, made
+ * connectable for the container's user and later removed beneath the
+ * directory's fd (through /proc/self/fd): never through the state
+ * directory's path, which the owner of its parent (XDG_RUNTIME_DIR's
+ * user, when not corral's) could swap for a directory of its own.
+ */
 static int call_socket(struct dcall *x, struct corral_error *err)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char name[33];
+	int st = x->ds->st_fd;
 
-	random_hex(name, 16);
-	if ((size_t)snprintf(x->sock, sizeof(x->sock), "%s/st/%s", x->ds->run.dir, name) >= sizeof(sa.sun_path))
-		return corral_err(err, CORRAL_E_SETUP, ENAMETOOLONG, "docker session: status socket path %s is too long "
-				  "(set XDG_RUNTIME_DIR to a shorter directory)", x->sock);
-	memcpy(sa.sun_path, x->sock, strlen(x->sock) + 1);
+	random_hex(x->sock, 16);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%s", st, x->sock);
 	x->lsn = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (x->lsn < 0 || bind(x->lsn, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(x->sock, 0777) < 0 ||
-	    listen(x->lsn, 8) < 0)
-		return corral_err(err, CORRAL_E_SETUP, errno, "docker session: status socket %s: %s", x->sock,
-				  corral_strerror(errno));
+	if (x->lsn < 0 || bind(x->lsn, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int e = errno;
+
+		x->sock[0] = '\0'; /* nothing of ours to unlink */
+		return corral_err(err, CORRAL_E_SETUP, e, "docker session: status socket in %s/st: %s%s",
+				  x->ds->run.dir, corral_strerror(e), e == ENOENT ? " (is /proc mounted?)" : "");
+	}
+	if (fchmodat(st, x->sock, 0777, 0) < 0 || listen(x->lsn, 8) < 0)
+		return corral_err(err, CORRAL_E_SETUP, errno, "docker session: status socket %s/st/%s: %s",
+				  x->ds->run.dir, x->sock, corral_strerror(errno));
 	return 0;
 }
 
@@ -955,6 +968,6 @@ int corral_dsession_exec(struct corral_dsession *ds, struct corral_tcall *c, str
 	for (size_t i = 0; i < x.n_pending; i++)
 		safe_close(x.pending[i]);
 	if (x.sock[0])
-		(void)unlink(x.sock);
+		(void)unlinkat(ds->st_fd, x.sock, 0);
 	return r;
 }

@@ -100,6 +100,7 @@ def main():
         run_owner(base)
         run_cleanup(root)
         run_refused_removal(base, root)
+        run_swapped_state_dir(base, root)
         run_lifecycle(root)
     finally:
         shutil.rmtree(base, ignore_errors=True)
@@ -666,6 +667,38 @@ def run_refused_removal(base, root):
           not left, left)
     if left:
         subprocess.run(["docker", "rm", "-f"] + left, capture_output=True)
+
+
+def run_swapped_state_dir(base, root):
+    """
+    As root with XDG_RUNTIME_DIR another user's: that user swaps the state
+    directory for one whose "st" is a symlink to a directory of theirs; the
+    calls' sockets are still made in the real "st" (beneath its fd).
+    """
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        print("ok - # SKIP swapped state directory rows: need root and setpriv")
+        return
+    xdg = os.path.join(base, "xdg")
+    os.mkdir(xdg, 0o700)
+    os.chown(xdg, 65534, 65534)
+    s = Session(CORRAL, root, "--provider", "docker", "--image", IMAGE,
+                env=dict(os.environ, XDG_RUNTIME_DIR=xdg))
+    s.call("status", wait_s=60)
+    r = s.call("exec", argv=["echo", "before"])
+    check("control: a call before the swap", r.get("stdout") == "before\n", r)
+    sd = [d for d in os.listdir(xdg) if d.startswith("corral-dsession.")]
+    swap = ("cd %s && mv %s moved && mkdir %s trap && ln -s ../trap %s/st" % (xdg, sd[0], sd[0], sd[0])
+            if len(sd) == 1 else "false")
+    rc = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "sh", "-c", swap]).returncode
+    check("control: the directory's owner swapped the state directory", rc == 0, (sd, rc))
+    s.send({"id": "during", "tool": "bash", "command": "sleep 1; echo after", "background": True})
+    s.wait("during", kinds=("started",))
+    time.sleep(0.5)
+    trap = os.listdir(os.path.join(xdg, "trap"))
+    r = s.wait("during", timeout=15)
+    check("a swapped state directory path: the call's socket is made in the real st, not followed",
+          r.get("stdout") == "after\n" and r.get("exit_status") == 0 and not trap, (trap, r))
+    s.close(timeout=30)
 
 
 def run_audit(base, root):

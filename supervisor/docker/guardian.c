@@ -159,8 +159,11 @@ static void guardian_body(int rfd, const struct dk_run *run, const char *req, si
 		execve(d->client, rm_argv, d->cenv.v);
 		_exit(1);
 	}
-	/* 404 may be a create still in flight in the daemon: retry for a while. */
-	for (int i = 0; i < 30; i++) {
+	/* Once before (a directory removed is one the container can add nothing to), once after. */
+	if (run->dir[0])
+		dk_remove_tree(AT_FDCWD, run->dir);
+	/* 404 may be a create still in flight in the daemon: retry for a while; after a 409, it is gone. */
+	for (int i = 0, busy = 0; i < 30; i++) {
 		char resp[16];
 		size_t got = 0;
 		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -176,9 +179,10 @@ static void guardian_body(int rfd, const struct dk_run *run, const char *req, si
 		}
 		if (fd >= 0)
 			close(fd);
-		/* "HTTP/1.x 204" removed; 409 a removal already under way (--rm) */
-		if (got >= 12 && resp[9] == '2')
+		/* "HTTP/1.x 204" removed; 409 a removal already under way (--rm), then 404 */
+		if (got >= 12 && (resp[9] == '2' || (busy && memcmp(resp + 9, "404", 3) == 0)))
 			break;
+		busy |= got >= 12 && memcmp(resp + 9, "409", 3) == 0;
 		struct timespec ts = { .tv_nsec = 100 * 1000 * 1000 };
 		nanosleep(&ts, NULL);
 	}

@@ -477,6 +477,8 @@ struct dcall {
 	pid_t pending_pid[8];
 	size_t n_pending;
 	char sock[33];             /* the status socket's name in "st" */
+	char skipped_env[256];     /* variables left out (not UTF-8 text), comma-separated */
+	bool wd_skipped;           /* the working directory was not UTF-8 text: the root instead */
 	char rep[512];
 	size_t rep_len;
 	bool rep_eof;
@@ -598,10 +600,16 @@ static void demux(struct dcall *x, const char *buf, size_t n)
 	}
 }
 
-/* The exec create request's body. */
-static char *exec_body(const struct dcall *x, const char *wd)
+/*
+ * The exec create request's body. JSON carries only UTF-8 text: a
+ * variable whose value is not (a bash call's export) is left out and
+ * named in |skipped|, a working directory that is not runs the command
+ * in the root (*|wd_skipped|); either was a usage error for every later
+ * call, and the session could not run the `unset` that would mend it.
+ */
+static char *exec_body(const struct dcall *x, const char *wd, char *skipped, size_t skipped_len, bool *wd_skipped)
 {
-	json_t *b = json_object(), *cmd = json_array(), *env = json_array();
+	json_t *b = json_object(), *cmd = json_array(), *env = json_array(), *w = json_string(wd);
 	char *text = NULL, ctr[160];
 	bool ok = b && cmd && env;
 
@@ -611,18 +619,35 @@ static char *exec_body(const struct dcall *x, const char *wd)
 	     json_array_append_new(cmd, json_string(ctr)) == 0;
 	for (char *const *a = x->c->argv; ok && *a; a++)
 		ok = json_array_append_new(cmd, json_string(*a)) == 0;
-	for (char *const *e = x->c->envp; ok && e && *e; e++)
-		ok = json_array_append_new(env, json_string(*e)) == 0;
+	for (char *const *e = x->c->envp; ok && e && *e; e++) {
+		json_t *v = json_string(*e);
+		size_t used = strlen(skipped);
+
+		if (!v) {
+			/* its name, shown as ASCII */
+			snprintf(skipped + used, skipped_len - used, "%s%.*s", used ? ", " : "",
+				 (int)strcspn(*e, "="), *e);
+			for (char *p = skipped + used; *p; p++)
+				if ((unsigned char)*p >= 0x7f || (unsigned char)*p < 0x20)
+					*p = '?';
+			continue;
+		}
+		ok = json_array_append_new(env, v) == 0;
+	}
+	*wd_skipped = !w;
+	if (!w)
+		w = json_string(CORRAL_DOCKER_WORKDIR);
 	if (ok) {
 		json_object_set_new(b, "AttachStdin", json_boolean(x->c->stdin_data != NULL));
 		json_object_set_new(b, "AttachStdout", json_true());
 		json_object_set_new(b, "AttachStderr", json_true());
 		json_object_set_new(b, "Tty", json_false());
-		json_object_set_new(b, "WorkingDir", json_string(wd));
+		json_object_set(b, "WorkingDir", w);
 		json_object_set(b, "Env", env);
 		json_object_set(b, "Cmd", cmd);
 		text = json_dumps(b, JSON_COMPACT);
 	}
+	json_decref(w);
 	json_decref(cmd);
 	json_decref(env);
 	json_decref(b);
@@ -661,7 +686,7 @@ static int call_socket(struct dcall *x, struct corral_error *err)
 static int exec_start(struct dcall *x, const char *wd, struct corral_error *err)
 {
 	const struct corral_docker *d = x->ds->d;
-	_cleanup_free_ char *body = exec_body(x, wd);
+	_cleanup_free_ char *body = exec_body(x, wd, x->skipped_env, sizeof(x->skipped_env), &x->wd_skipped);
 	char path[160], head[4096];
 	json_t *j = NULL;
 	size_t got, off;
@@ -958,6 +983,19 @@ int corral_dsession_exec(struct corral_dsession *ds, struct corral_tcall *c, str
 			r = corral_docker_add_warning(res, ds->d->warnings.v[i], err);
 		if (r == 0 && ds->warning)
 			r = corral_docker_add_warning(res, ds->warning, err);
+		if (r == 0 && x.skipped_env[0]) {
+			char w[400];
+
+			snprintf(w, sizeof(w), "the environment's %s %s not valid UTF-8 text, which the daemon's API "
+				 "cannot carry: the command ran without %s (unset it, or export UTF-8 text)",
+				 x.skipped_env, strchr(x.skipped_env, ',') ? "are" : "is",
+				 strchr(x.skipped_env, ',') ? "them" : "it");
+			r = corral_docker_add_warning(res, w, err);
+		}
+		if (r == 0 && x.wd_skipped)
+			r = corral_docker_add_warning(res, "the working directory's name is not valid UTF-8 text, which the "
+						     "daemon's API cannot carry: the command ran in the root (cd to "
+						     "another directory)", err);
 		if (r < 0)
 			corral_result_clear(res);
 	}

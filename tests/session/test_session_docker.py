@@ -101,6 +101,7 @@ def main():
         run_cleanup(root)
         run_refused_removal(base, root)
         run_swapped_state_dir(base, root)
+        run_non_utf8(root)
         run_lifecycle(root)
     finally:
         shutil.rmtree(base, ignore_errors=True)
@@ -698,6 +699,22 @@ def run_swapped_state_dir(base, root):
     r = s.wait("during", timeout=15)
     check("a swapped state directory path: the call's socket is made in the real st, not followed",
           r.get("stdout") == "after\n" and r.get("exit_status") == 0 and not trap, (trap, r))
+    s.close(timeout=30)
+
+
+def run_non_utf8(root):
+    """A bash call exporting bytes that are not UTF-8, or ending in such a directory, cannot stop the session."""
+    s = session(root)
+    s.call("status", wait_s=60)
+    r = s.call("bash", command="export BAD=$'\\xff' GOOD=kept; mkdir -p $'nd\\xfe' && cd $'nd\\xfe' && echo in")
+    check("control: the call exported and moved", r.get("stdout") == "in\n", r)
+    r = s.call("bash", command="echo \"$GOOD\"; echo \"${BAD-unset}\"; pwd")
+    check("the next call runs: without the variable the API cannot carry, in the root, each said",
+          r.get("event") == "result" and r.get("stdout") == "kept\nunset\n/workspace\n"
+          and any("BAD is not valid UTF-8" in w for w in r.get("warnings", []))
+          and any("working directory's name is not valid UTF-8" in w for w in r.get("warnings", [])), r)
+    r = s.call("exec", argv=["echo", "on"])
+    check("... and so do the calls after it", r.get("stdout") == "on\n" and r.get("exit_status") == 0, r)
     s.close(timeout=30)
 
 

@@ -27,15 +27,14 @@
  *
  * The container's user may own the state directory (corral not root: the
  * container runs as corral's uid; --user root), so "st" (the status
- * sockets, which corral binds and unlinks by path) is mounted read-only
- * over it: a call can neither replace a socket nor make "st" a symlink
- * corral would follow on the host. The helper that reports runs from a
+ * sockets) is mounted read-only over it: a call can neither replace a
+ * socket nor make "st" a symlink; corral makes, chmods and removes the
+ * sockets beneath st's fd, never through the state directory's path. The helper that reports runs from a
  * copy in "st" that its user may execute but not read: the kernel makes
  * such a process non-dumpable from its exec on, so a process of another
  * call (same uid, same PID namespace) can neither ptrace it nor take its
  * status connection (pidfd_getfd) to forge that call's report.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

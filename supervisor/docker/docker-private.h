@@ -36,6 +36,7 @@
 struct corral_docker {
 	char *client;
 	char *sock;          /* NULL: talk to the daemon only through the client */
+	char *helper;        /* host path of corral-docker-exec (a session copies it into its state directory) */
 	struct corral_strv opts; /* `docker run` options from --pull to the image, inclusive */
 	struct corral_strv cenv; /* the client's environment */
 	struct corral_strv warnings; /* what best-effort runs without, into every result's warnings */
@@ -81,5 +82,9 @@ struct dk_guardian {
 };
 void dk_guardian_start(const struct dk_run *run, struct dk_guardian *g);
 void dk_guardian_stop(struct dk_guardian *g);
+/* Leave the removal to the guardian (as if corral had died) and wait for it. */
+void dk_guardian_handoff(struct dk_guardian *g);
+/* Remove |name| under |dir_fd| and all it holds, at any depth, never following a symlink (async-signal-safe). */
+void dk_remove_tree(int dir_fd, const char *name);
 
 #endif

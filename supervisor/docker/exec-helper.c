@@ -37,6 +37,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -249,6 +250,14 @@ int main(int argc, char **argv)
 		say("usage", EINVAL);
 		return 125;
 	}
+	/*
+	 * A session's helpers share their uid and PID namespace with every
+	 * call's processes: non-dumpable, none of them can ptrace this one
+	 * or take its status connection. (A session runs an execute-only copy,
+	 * non-dumpable from its exec on; this covers the readable one.)
+	 */
+	if (strcmp(argv[1], "--corral-idle") == 0 || strcmp(argv[1], "--corral-session") == 0)
+		(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	if (strcmp(argv[1], "--corral-idle") == 0) {
 		/*
 		 * The session container's pid 1 (no tini): a namespace's init

@@ -579,7 +579,8 @@ int corral_docker_plan(const struct corral_policy *p, const char *root_abs, cons
 		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
 	d->client = strdup(h->client ? h->client : "docker");
 	d->sock = h->sock ? strdup(h->sock) : NULL;
-	if (!d->client || (h->sock && !d->sock) || plan_options(&d->opts, p, root_abs, h, mem, pids) < 0)
+	d->helper = strdup(h->helper);
+	if (!d->client || (h->sock && !d->sock) || !d->helper || plan_options(&d->opts, p, root_abs, h, mem, pids) < 0)
 		goto oom;
 	r = build_env(p, h, &d->opts, &d->cenv, err);
 	if (r < 0) {
@@ -647,6 +648,7 @@ void corral_docker_free(struct corral_docker *d)
 		return;
 	free(d->client);
 	free(d->sock);
+	free(d->helper);
 	strv_clear(&d->opts);
 	strv_clear(&d->cenv);
 	strv_clear(&d->warnings);

@@ -24,8 +24,17 @@
  *
  * stop: the container is force-removed through the API (every call's
  * processes go with it), the guardian told, the state directory removed.
+ *
+ * The container's user may own the state directory (corral not root: the
+ * container runs as corral's uid; --user root), so "st" (the status
+ * sockets) is mounted read-only over it: a call can neither replace a
+ * socket nor make "st" a symlink; corral makes, chmods and removes the
+ * sockets beneath st's fd, never through the state directory's path. The helper that reports runs from a
+ * copy in "st" that its user may execute but not read: the kernel makes
+ * such a process non-dumpable from its exec on, so a process of another
+ * call (same uid, same PID namespace) can neither ptrace it nor take its
+ * status connection (pidfd_getfd) to forge that call's report.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -36,8 +45,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -57,6 +68,8 @@
 #define DRAIN_MS 2000
 /* After a kill, how long the call may take to end before it is given up on. */
 #define KILL_WAIT_MS 5000
+/* The exec helper's execute-only copy, as the container sees it (in the read-only "st"). */
+#define SESSION_HELPER CORRAL_DOCKER_SESSION_DIR "/st/" CORRAL_DOCKER_HELPER_NAME
 
 struct corral_dsession {
 	struct corral_sandbox *sb;
@@ -64,6 +77,9 @@ struct corral_dsession {
 	struct dk_run run;        /* name and state directory, for the guardian */
 	struct dk_guardian g;
 	int dir_fd;               /* the state directory */
+	int st_fd;                /* its "st": the status sockets are made, chmod'ed and removed beneath it */
+	const char *helper;       /* the helper as the container runs it: SESSION_HELPER, or the readable one */
+	const char *warning;      /* into every result (the readable helper's) */
 	bool started;
 };
 
@@ -226,29 +242,39 @@ static const char *api_message(json_t *j)
 
 /* ------------------------------------------------------------ the state directory */
 
-/* Remove |dir_fd|'s subdirectory |name| and what it holds, |depth| levels down (never following a symlink). */
-static void remove_subdir(int dir_fd, const char *name, int depth)
+/*
+ * The helper's copy in "st", mode 0111: the container's user executes it,
+ * never reads it, so the kernel leaves the process non-dumpable. 0 or -errno.
+ */
+static int copy_helper(struct corral_dsession *ds)
 {
-	int fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	struct dirent *de;
+	int st = ds->st_fd;
+	_cleanup_close_ int in = open(ds->d->helper, O_RDONLY | O_CLOEXEC);
+	_cleanup_close_ int out = -1;
+	struct stat s;
 
-	if (!d) {
-		safe_close(fd);
-	} else {
-		while ((de = readdir(d)))
-			if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
-			    unlinkat(dirfd(d), de->d_name, 0) < 0 && errno == EISDIR && depth > 0)
-				remove_subdir(dirfd(d), de->d_name, depth - 1);
-		closedir(d);
+	if (st < 0 || in < 0 || fstat(in, &s) < 0)
+		return -errno;
+	out = openat(st, CORRAL_DOCKER_HELPER_NAME, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0100);
+	if (out < 0)
+		return -errno;
+	for (off_t left = s.st_size; left > 0;) {
+		ssize_t n = sendfile(out, in, NULL, (size_t)left);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		left -= n;
 	}
-	(void)unlinkat(dir_fd, name, AT_REMOVEDIR);
+	return fchmod(out, 0111) < 0 ? -errno : 0;
 }
 
 /*
  * The state directory: 0711 (the container's user reaches into it, never
  * lists it), ".corral" of the container's user for the bash state files
- * and long scripts, "st" of corral's for the calls' status sockets.
+ * and long scripts, "st" of corral's for the calls' status sockets and the
+ * helper's copy (read-only in the container).
  */
 static int state_dir(struct corral_dsession *ds, uid_t uid, gid_t gid, struct corral_error *err)
 {
@@ -266,9 +292,28 @@ static int state_dir(struct corral_dsession *ds, uid_t uid, gid_t gid, struct co
 	ds->dir_fd = open(run->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (ds->dir_fd < 0 || fchmod(ds->dir_fd, 0711) < 0 || mkdirat(ds->dir_fd, ".corral", 0700) < 0 ||
 	    mkdirat(ds->dir_fd, "st", 0711) < 0 ||
-	    (geteuid() == 0 && fchownat(ds->dir_fd, ".corral", uid, gid, AT_SYMLINK_NOFOLLOW) < 0))
+	    (geteuid() == 0 && fchownat(ds->dir_fd, ".corral", uid, gid, AT_SYMLINK_NOFOLLOW) < 0) ||
+	    (ds->st_fd = openat(ds->dir_fd, "st", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 		return corral_err(err, CORRAL_E_SETUP, errno, "docker session: state directory %s: %s", run->dir,
 				  corral_strerror(errno));
+	{
+		struct statvfs vfs;
+		int r;
+
+		/* On a noexec filesystem the copy could not run: the readable helper, said in every result. */
+		if (statvfs(run->dir, &vfs) == 0 && (vfs.f_flag & ST_NOEXEC)) {
+			ds->helper = CORRAL_DOCKER_HELPER;
+			ds->warning = "docker session: the state directory is on a noexec filesystem, so calls run the "
+				      "readable exec helper, which a process of another call can trace to forge that "
+				      "call's result; set XDG_RUNTIME_DIR to a directory on an exec filesystem";
+			return 0;
+		}
+		r = copy_helper(ds);
+		if (r < 0)
+			return corral_err(err, CORRAL_E_SETUP, -r, "docker session: copy of %s into %s/st: %s",
+					  ds->d->helper, run->dir, corral_strerror(-r));
+		ds->helper = SESSION_HELPER;
+	}
 	return 0;
 }
 
@@ -278,14 +323,19 @@ static int run_container(struct corral_dsession *ds, const char *session_id, str
 {
 	const struct corral_docker *d = ds->d;
 	_cleanup_(strv_clear) struct corral_strv a = {};
-	char msg[1024];
+	char msg[1024], stdir[sizeof(ds->run.dir) + 4];
 	int s;
+
+	/* "st" read-only over the writable state directory: see the top of this file */
+	snprintf(stdir, sizeof(stdir), "%s/st", ds->run.dir);
 
 	if (strv_add(&a, "run") < 0 || strv_add(&a, "-d") < 0 || strv_add(&a, "--rm") < 0 ||
 	    strv_add(&a, "--name") < 0 || strv_add(&a, ds->run.name) < 0 || strv_add(&a, "--label") < 0 ||
 	    strv_addf(&a, "io.corral.session=%s", session_id) < 0 || strv_add(&a, "--label") < 0 ||
 	    strv_addf(&a, "io.corral.pid=%d", (int)getpid()) < 0 ||
-	    dk_add_mount(&a, ds->run.dir, CORRAL_DOCKER_SESSION_DIR, false) < 0 || strv_add(&a, "-w") < 0 ||
+	    dk_add_mount(&a, ds->run.dir, CORRAL_DOCKER_SESSION_DIR, false) < 0 ||
+	    dk_add_mount(&a, stdir, CORRAL_DOCKER_SESSION_DIR "/st", true) < 0 ||
+	    strv_add(&a, "-w") < 0 ||
 	    strv_add(&a, CORRAL_DOCKER_WORKDIR) < 0)
 		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
 	/*
@@ -297,7 +347,7 @@ static int run_container(struct corral_dsession *ds, const char *session_id, str
 	for (size_t i = 0; i < d->opts.n; i++)
 		if (strcmp(d->opts.v[i], "--init") != 0 && strv_add(&a, d->opts.v[i]) < 0)
 			return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
-	if (strv_add(&a, CORRAL_DOCKER_HELPER) < 0 || strv_add(&a, "--corral-idle") < 0)
+	if (strv_add(&a, ds->helper) < 0 || strv_add(&a, "--corral-idle") < 0)
 		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
 	s = dk_run_client(d, (const char *const *)a.v, START_TIMEOUT_MS, msg, sizeof(msg));
 	if (s == 0)
@@ -310,7 +360,8 @@ static int run_container(struct corral_dsession *ds, const char *session_id, str
 			  strncmp(msg, "docker: ", 8) == 0 ? msg + 8 : msg);
 }
 
-static void remove_now(const struct corral_dsession *ds)
+/* Force-remove the container: whether the daemon said it is gone (removed, or no such container). */
+static bool remove_now(const struct corral_dsession *ds)
 {
 	char path[128];
 	long long end = (long long)corral_now_ms() + REMOVE_WAIT_MS;
@@ -321,7 +372,7 @@ static void remove_now(const struct corral_dsession *ds)
 
 		/* 409: a removal (--rm) already under way; the container is listed until it ends */
 		if (s != 409 || (long long)corral_now_ms() > end)
-			return;
+			return s / 100 == 2 || s == 404;
 		nanosleep(&(struct timespec){ .tv_nsec = 50 * 1000 * 1000 }, NULL);
 	}
 }
@@ -353,6 +404,7 @@ int corral_dsession_start(struct corral_sandbox *sb, const char *session_id, str
 	ds->sb = sb;
 	ds->d = sb->docker;
 	ds->dir_fd = -1;
+	ds->st_fd = -1;
 	ds->run.d = sb->docker;
 	ds->run.status_fd = -1;
 	ds->g.pid = -1;
@@ -395,12 +447,16 @@ void corral_dsession_stop(struct corral_dsession *ds, struct corral_template *t)
 	if (!ds)
 		return;
 	if (ds->started) {
-		remove_now(ds);
-		dk_guardian_stop(&ds->g);
+		/* Not removed (the daemon restarting, an error): the guardian tries again rather than leave it running. */
+		if (remove_now(ds))
+			dk_guardian_stop(&ds->g);
+		else
+			dk_guardian_handoff(&ds->g);
 	}
+	safe_close(ds->st_fd);
 	if (ds->dir_fd >= 0) {
-		remove_subdir(ds->dir_fd, ".corral", 8);
-		remove_subdir(ds->dir_fd, "st", 0);
+		dk_remove_tree(ds->dir_fd, ".corral");
+		dk_remove_tree(ds->dir_fd, "st");
 		safe_close(ds->dir_fd);
 	}
 	if (ds->run.dir[0])
@@ -419,7 +475,9 @@ struct dcall {
 	int pending[8];            /* connections not yet matched against the exec's pid */
 	pid_t pending_pid[8];
 	size_t n_pending;
-	char sock[160];
+	char sock[33];             /* the status socket's name in "st" */
+	char skipped_env[256];     /* variables left out (not UTF-8 text), comma-separated */
+	bool wd_skipped;           /* the working directory was not UTF-8 text: the root instead */
 	char rep[512];
 	size_t rep_len;
 	bool rep_eof;
@@ -445,10 +503,26 @@ static pid_t exec_pid(struct dcall *x)
 	return x->exec_pid;
 }
 
+/* Keep the pending connection whose peer is the exec's process (its pid known), close the others. */
+static void settle(struct dcall *x)
+{
+	for (size_t i = 0; i < x->n_pending; i++) {
+		if (x->st < 0 && x->pending_pid[i] == x->exec_pid)
+			x->st = x->pending[i];
+		else
+			safe_close(x->pending[i]);
+	}
+	x->n_pending = 0;
+}
+
 /*
  * Connections on the status socket, held until the daemon tells the
  * exec's pid (it may learn it a moment after the process runs): the one
  * whose peer is the exec's own process is kept, every other one closed.
+ * None is closed unjudged: a process that knows the socket's name (the
+ * container's user may own "st" and watch it) can connect first and
+ * often, and a full list waits for the pid instead of dropping the next
+ * connection, which may be the helper's.
  */
 static void take_connections(struct dcall *x)
 {
@@ -459,23 +533,23 @@ static void take_connections(struct dcall *x)
 
 		if (fd < 0)
 			break;
-		if (x->st >= 0 || x->n_pending >= ARRAY_SIZE(x->pending) ||
-		    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &l) < 0 || cr.pid <= 0) {
+		if (x->st >= 0 || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &l) < 0 || cr.pid <= 0) {
 			safe_close(fd);
 			continue;
 		}
-		x->pending[x->n_pending] = fd;
-		x->pending_pid[x->n_pending++] = cr.pid;
-	}
-	if (x->st >= 0 || !x->n_pending || exec_pid(x) <= 0)
-		return;
-	for (size_t i = 0; i < x->n_pending; i++) {
-		if (x->st < 0 && x->pending_pid[i] == x->exec_pid)
-			x->st = x->pending[i];
+		for (int i = 0; x->n_pending == ARRAY_SIZE(x->pending) && exec_pid(x) <= 0 && i < 200; i++)
+			nanosleep(&(struct timespec){ .tv_nsec = 5 * 1000 * 1000 }, NULL);
+		if (x->exec_pid > 0)
+			settle(x);
+		if (x->exec_pid > 0 && x->st < 0 && cr.pid == x->exec_pid)
+			x->st = fd;
+		else if (x->exec_pid <= 0 && x->n_pending < ARRAY_SIZE(x->pending))
+			x->pending[x->n_pending] = fd, x->pending_pid[x->n_pending++] = cr.pid;
 		else
-			safe_close(x->pending[i]);
+			safe_close(fd);
 	}
-	x->n_pending = 0;
+	if (x->st < 0 && x->n_pending && exec_pid(x) > 0)
+		settle(x);
 }
 
 static void cap_add(struct corral_stream *s, const char *d, size_t n)
@@ -525,53 +599,85 @@ static void demux(struct dcall *x, const char *buf, size_t n)
 	}
 }
 
-/* The exec create request's body. */
-static char *exec_body(const struct dcall *x, const char *wd)
+/*
+ * The exec create request's body. JSON carries only UTF-8 text: a
+ * variable whose value is not (a bash call's export) is left out and
+ * named in |skipped|, a working directory that is not runs the command
+ * in the root (*|wd_skipped|); either was a usage error for every later
+ * call, and the session could not run the `unset` that would mend it.
+ */
+static char *exec_body(const struct dcall *x, const char *wd, char *skipped, size_t skipped_len, bool *wd_skipped)
 {
-	json_t *b = json_object(), *cmd = json_array(), *env = json_array();
+	json_t *b = json_object(), *cmd = json_array(), *env = json_array(), *w = json_string(wd);
 	char *text = NULL, ctr[160];
 	bool ok = b && cmd && env;
 
-	snprintf(ctr, sizeof(ctr), "%s/st/%s", CORRAL_DOCKER_SESSION_DIR, strrchr(x->sock, '/') + 1);
-	ok = ok && json_array_append_new(cmd, json_string(CORRAL_DOCKER_HELPER)) == 0 &&
+	snprintf(ctr, sizeof(ctr), "%s/st/%s", CORRAL_DOCKER_SESSION_DIR, x->sock);
+	ok = ok && json_array_append_new(cmd, json_string(x->ds->helper)) == 0 &&
 	     json_array_append_new(cmd, json_string("--corral-session")) == 0 &&
 	     json_array_append_new(cmd, json_string(ctr)) == 0;
 	for (char *const *a = x->c->argv; ok && *a; a++)
 		ok = json_array_append_new(cmd, json_string(*a)) == 0;
-	for (char *const *e = x->c->envp; ok && e && *e; e++)
-		ok = json_array_append_new(env, json_string(*e)) == 0;
+	for (char *const *e = x->c->envp; ok && e && *e; e++) {
+		json_t *v = json_string(*e);
+		size_t used = strlen(skipped);
+
+		if (!v) {
+			/* its name, shown as ASCII */
+			snprintf(skipped + used, skipped_len - used, "%s%.*s", used ? ", " : "",
+				 (int)strcspn(*e, "="), *e);
+			for (char *p = skipped + used; *p; p++)
+				if ((unsigned char)*p >= 0x7f || (unsigned char)*p < 0x20)
+					*p = '?';
+			continue;
+		}
+		ok = json_array_append_new(env, v) == 0;
+	}
+	*wd_skipped = !w;
+	if (!w)
+		w = json_string(CORRAL_DOCKER_WORKDIR);
 	if (ok) {
 		json_object_set_new(b, "AttachStdin", json_boolean(x->c->stdin_data != NULL));
 		json_object_set_new(b, "AttachStdout", json_true());
 		json_object_set_new(b, "AttachStderr", json_true());
 		json_object_set_new(b, "Tty", json_false());
-		json_object_set_new(b, "WorkingDir", json_string(wd));
+		json_object_set(b, "WorkingDir", w);
 		json_object_set(b, "Env", env);
 		json_object_set(b, "Cmd", cmd);
 		text = json_dumps(b, JSON_COMPACT);
 	}
+	json_decref(w);
 	json_decref(cmd);
 	json_decref(env);
 	json_decref(b);
 	return text;
 }
 
-/* The call's status socket in "st" of the state directory. */
+/*
+ * The call's status socket in "st" of the state directory, bound, made
+ * connectable for the container's user and later removed beneath the
+ * directory's fd (through /proc/self/fd): never through the state
+ * directory's path, which the owner of its parent (XDG_RUNTIME_DIR's
+ * user, when not corral's) could swap for a directory of its own.
+ */
 static int call_socket(struct dcall *x, struct corral_error *err)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char name[33];
+	int st = x->ds->st_fd;
 
-	random_hex(name, 16);
-	if ((size_t)snprintf(x->sock, sizeof(x->sock), "%s/st/%s", x->ds->run.dir, name) >= sizeof(sa.sun_path))
-		return corral_err(err, CORRAL_E_SETUP, ENAMETOOLONG, "docker session: status socket path %s is too long "
-				  "(set XDG_RUNTIME_DIR to a shorter directory)", x->sock);
-	memcpy(sa.sun_path, x->sock, strlen(x->sock) + 1);
+	random_hex(x->sock, 16);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%s", st, x->sock);
 	x->lsn = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (x->lsn < 0 || bind(x->lsn, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(x->sock, 0777) < 0 ||
-	    listen(x->lsn, 8) < 0)
-		return corral_err(err, CORRAL_E_SETUP, errno, "docker session: status socket %s: %s", x->sock,
-				  corral_strerror(errno));
+	if (x->lsn < 0 || bind(x->lsn, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int e = errno;
+
+		x->sock[0] = '\0'; /* nothing of ours to unlink */
+		return corral_err(err, CORRAL_E_SETUP, e, "docker session: status socket in %s/st: %s%s",
+				  x->ds->run.dir, corral_strerror(e), e == ENOENT ? " (is /proc mounted?)" : "");
+	}
+	if (fchmodat(st, x->sock, 0777, 0) < 0 || listen(x->lsn, 8) < 0)
+		return corral_err(err, CORRAL_E_SETUP, errno, "docker session: status socket %s/st/%s: %s",
+				  x->ds->run.dir, x->sock, corral_strerror(errno));
 	return 0;
 }
 
@@ -579,7 +685,7 @@ static int call_socket(struct dcall *x, struct corral_error *err)
 static int exec_start(struct dcall *x, const char *wd, struct corral_error *err)
 {
 	const struct corral_docker *d = x->ds->d;
-	_cleanup_free_ char *body = exec_body(x, wd);
+	_cleanup_free_ char *body = exec_body(x, wd, x->skipped_env, sizeof(x->skipped_env), &x->wd_skipped);
 	char path[160], head[4096];
 	json_t *j = NULL;
 	size_t got, off;
@@ -874,6 +980,21 @@ int corral_dsession_exec(struct corral_dsession *ds, struct corral_tcall *c, str
 		res->ended_by = corral_template_ended_by(res, c->cancelled);
 		for (size_t i = 0; r == 0 && i < ds->d->warnings.n; i++)
 			r = corral_docker_add_warning(res, ds->d->warnings.v[i], err);
+		if (r == 0 && ds->warning)
+			r = corral_docker_add_warning(res, ds->warning, err);
+		if (r == 0 && x.skipped_env[0]) {
+			char w[400];
+
+			snprintf(w, sizeof(w), "the environment's %s %s not valid UTF-8 text, which the daemon's API "
+				 "cannot carry: the command ran without %s (unset it, or export UTF-8 text)",
+				 x.skipped_env, strchr(x.skipped_env, ',') ? "are" : "is",
+				 strchr(x.skipped_env, ',') ? "them" : "it");
+			r = corral_docker_add_warning(res, w, err);
+		}
+		if (r == 0 && x.wd_skipped)
+			r = corral_docker_add_warning(res, "the working directory's name is not valid UTF-8 text, which the "
+						     "daemon's API cannot carry: the command ran in the root (cd to "
+						     "another directory)", err);
 		if (r < 0)
 			corral_result_clear(res);
 	}
@@ -884,6 +1005,6 @@ int corral_dsession_exec(struct corral_dsession *ds, struct corral_tcall *c, str
 	for (size_t i = 0; i < x.n_pending; i++)
 		safe_close(x.pending[i]);
 	if (x.sock[0])
-		(void)unlink(x.sock);
+		(void)unlinkat(ds->st_fd, x.sock, 0);
 	return r;
 }

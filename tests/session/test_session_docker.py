@@ -96,6 +96,12 @@ def main():
         run_calls(root)
         run_audit(base, root)
         run_spoof(base, root)
+        run_trace(base, root)
+        run_owner(base)
+        run_cleanup(root)
+        run_refused_removal(base, root)
+        run_swapped_state_dir(base, root)
+        run_non_utf8(root)
         run_lifecycle(root)
     finally:
         shutil.rmtree(base, ignore_errors=True)
@@ -312,6 +318,231 @@ int main(int argc, char **argv)
 """
 
 
+TRACE_C = r"""
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+/*
+ * trace MARKER REPORT: ptrace the exec helper of the call whose argv holds
+ * MARKER and make it write REPORT on its status connection (fd 3), then shut
+ * that down: the report corral would take as the helper's.
+ * trace --child: the control, ptrace of a child of one's own.
+ */
+static long inject(pid_t pid, struct user_regs_struct *base, long nr, long a, long b, long c)
+{
+	struct user_regs_struct r = *base;
+	int st;
+
+	r.rax = nr; r.orig_rax = -1; r.rdi = a; r.rsi = b; r.rdx = c;
+	if (ptrace(PTRACE_SETREGS, pid, 0, &r) < 0 || ptrace(PTRACE_SINGLESTEP, pid, 0, 0) < 0)
+		return -1;
+	waitpid(pid, &st, __WALL);
+	ptrace(PTRACE_GETREGS, pid, 0, &r);
+	return (long)r.rax;
+}
+
+int main(int argc, char **argv)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+
+	if (argc == 2 && strcmp(argv[1], "--child") == 0) {
+		pid_t c = fork();
+
+		if (c == 0) {
+			pause();
+			_exit(0);
+		}
+		if (ptrace(PTRACE_SEIZE, c, 0, 0) < 0) {
+			printf("seize child: %s\n", strerror(errno));
+			return 1;
+		}
+		kill(c, SIGKILL);
+		printf("traced child\n");
+		return 0;
+	}
+	while ((de = readdir(d))) {
+		char path[64], cmd[4096];
+		int fd, pid = atoi(de->d_name), st, hit = 0;
+		ssize_t n;
+
+		if (pid <= 1 || pid == getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+		fd = open(path, O_RDONLY);
+		n = fd < 0 ? -1 : read(fd, cmd, sizeof(cmd) - 1);
+		if (fd >= 0)
+			close(fd);
+		if (n <= 0)
+			continue;
+		cmd[n] = 0;
+		for (char *p = cmd; p < cmd + n; p += strlen(p) + 1)
+			hit |= strstr(p, argv[1]) != NULL;
+		if (!hit || !memmem(cmd, n, "--corral-session", 16))
+			continue;
+		if (ptrace(PTRACE_SEIZE, pid, 0, 0) < 0) {
+			printf("seize helper: %s\n", strerror(errno));
+			return 90;
+		}
+		ptrace(PTRACE_INTERRUPT, pid, 0, 0);
+		waitpid(pid, &st, __WALL);
+		struct user_regs_struct orig, base;
+		ptrace(PTRACE_GETREGS, pid, 0, &orig);
+		base = orig;
+		base.rip -= 2; /* the syscall instruction it is blocked in */
+		unsigned long buf = (orig.rsp - 512) & ~7UL;
+		size_t len = strlen(argv[2]);
+		for (size_t i = 0; i < len + 8; i += 8) {
+			long w = 0;
+
+			memcpy(&w, argv[2] + i, len > i ? (len - i < 8 ? len - i : 8) : 0);
+			ptrace(PTRACE_POKEDATA, pid, buf + i, w);
+		}
+		long w1 = inject(pid, &base, SYS_write, 3, buf, len);
+		long w2 = inject(pid, &base, SYS_shutdown, 3, SHUT_RDWR, 0);
+		orig.rax = orig.orig_rax;
+		orig.rip -= 2; /* the poll again */
+		ptrace(PTRACE_SETREGS, pid, 0, &orig);
+		ptrace(PTRACE_DETACH, pid, 0, 0);
+		printf("forged: write %ld shutdown %ld\n", w1, w2);
+		return 0;
+	}
+	printf("no helper\n");
+	return 92;
+}
+"""
+
+FLOOD_C = r"""
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/inotify.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+/* flood DIR SECONDS: each status socket created in DIR gets 16 connections at once, held */
+int main(int argc, char **argv)
+{
+	int in = inotify_init1(0);
+	char buf[4096];
+
+	alarm(atoi(argv[2]));
+	if (in < 0 || inotify_add_watch(in, argv[1], IN_CREATE) < 0) {
+		perror("inotify");
+		return 90;
+	}
+	for (;;) {
+		ssize_t n = read(in, buf, sizeof(buf));
+
+		for (char *p = buf; n > 0 && p < buf + n;) {
+			struct inotify_event *e = (struct inotify_event *)p;
+			struct sockaddr_un sa = { .sun_family = AF_UNIX };
+			int k = 0;
+
+			snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s", argv[1], e->name);
+			for (int i = 0; i < 16; i++) {
+				int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+
+				k += connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+			}
+			printf("connected %d\n", k);
+			fflush(stdout);
+			p += sizeof(*e) + e->len;
+		}
+	}
+}
+"""
+
+
+def build(base, root, name, src_text):
+    """Compile |src_text| statically into the root as |name|: its path in the root, or None (no compiler)."""
+    cc = shutil.which("cc")
+    if not cc:
+        return None
+    src = os.path.join(base, name + ".c")
+    with open(src, "w") as f:
+        f.write(src_text)
+    exe = os.path.join(root, name)
+    if subprocess.run([cc, "-static", "-O1", "-o", exe, src]).returncode != 0:
+        return None
+    os.chmod(exe, 0o755)
+    return exe
+
+
+def run_trace(base, root):
+    """Another call's helper cannot be ptraced into forging that call's report (it is not dumpable)."""
+    import platform
+    if platform.machine() != "x86_64" or not build(base, root, "trace", TRACE_C):
+        print("ok - # SKIP trace rows: no static C compiler, or not x86_64")
+        return
+    s = session(root)
+    s.call("status", wait_s=60)
+    r = s.call("exec", argv=["./trace", "--child"])
+    check("control: a call may ptrace a process of its own", r.get("stdout") == "traced child\n", r)
+    s.send({"id": "victim", "tool": "bash", "command": "sleep 2; exit 7", "background": True})
+    s.wait("victim", kinds=("started",))
+    time.sleep(0.5)
+    r = s.call("exec", argv=["./trace", "exit 7", "W 0\nL 0\n"])
+    v = s.wait("victim", timeout=15)
+    check("another call's exec helper cannot be ptraced (to forge its report)",
+          r.get("stdout", "").startswith("seize helper: Operation not permitted"), r)
+    check("... and that call's own status stands", v.get("exit_status") == 7 and v.get("ended_by") == "exit", v)
+    s.close(timeout=30)
+
+
+def run_owner(base):
+    """
+    The container's user owning the state directory (corral not root, or
+    --user root): "st" stays corral's (read-only over it), the helper's copy
+    unreadable, and connections made first to each call's socket cannot
+    crowd out the helper's.
+    """
+    root = os.path.join(base, "root-owner")
+    os.mkdir(root)
+    os.chmod(root, 0o755)
+    opts = ("--user", "root") if os.geteuid() == 0 else ()
+    s = Session(CORRAL, root, "--provider", "docker", "--image", IMAGE, *opts)
+    s.call("status", wait_s=60)
+    r = s.call("bash", command="id -u; touch /.corral-session/.corral/probe && echo state-writable; "
+               "ls /.corral-session/st >/dev/null && echo st-listable")
+    check("control: the container's user is corral's and owns the state directory",
+          r.get("stdout") == "%d\nstate-writable\nst-listable\n" % os.geteuid(), r)
+    r = s.call("bash", command="mv /.corral-session/st /.corral-session/st.x 2>/dev/null && echo moved; "
+               "ln -s /tmp /.corral-session/st/x 2>/dev/null && echo planted; "
+               "for f in /.corral-session/st/*; do rm -f \"$f\" 2>/dev/null && echo removed; done; "
+               "head -c 1 /.corral-session/st/corral-docker-exec >/dev/null 2>&1 && echo read; echo end")
+    check("a call cannot move, plant in, remove from \"st\" nor read the helper's copy",
+          r.get("stdout") == "end\n", r)
+    s.close(timeout=30)
+    if not build(base, root, "flood", FLOOD_C):
+        print("ok - # SKIP flood rows: no static C compiler")
+        return
+    s = Session(CORRAL, root, "--provider", "docker", "--image", IMAGE, *opts)
+    s.call("status", wait_s=60)
+    s.send({"id": "flood", "tool": "exec", "argv": ["./flood", "/.corral-session/st", "4"], "background": True})
+    s.wait("flood", kinds=("started",))
+    time.sleep(0.5)
+    rs = [s.call("bash", command="echo v%d; exit 3" % i) for i in range(4)]
+    f = s.wait("flood", timeout=20)
+    check("connections made first to a call's status socket do not crowd out its helper's",
+          all(r.get("exit_status") == 3 and r.get("stdout") == "v%d\n" % i for i, r in enumerate(rs)), rs)
+    # more than the 8 connections corral holds while the daemon does not yet know the exec's pid
+    check("control: the flood connected to those calls' sockets first, more than 8 times",
+          any(ln.startswith("connected ") and int(ln.split()[1]) > 8 for ln in f.get("stdout", "").splitlines()), f)
+    s.close(timeout=30)
+
+
 def run_spoof(base, root):
     cc = shutil.which("cc")
     if not cc:
@@ -335,6 +566,156 @@ def run_spoof(base, root):
           r.get("exit_status") == 3 and r.get("stdout") == "connected\n", r)
     s.close(timeout=30)
     os.unlink(exe)
+
+
+PLANT = ("cd /.corral-session/.corral && mkdir -p d/$(printf 'n/%.0s' $(seq 40)) && "
+         "echo x > d/$(printf 'n/%.0s' $(seq 40))f && mkdir -p shut/in && echo y > shut/in/f && "
+         "chmod 0 shut/in shut && echo planted")
+
+
+def run_cleanup(root):
+    """What a call leaves in the state directory (deep, or shut to its owner) goes with the session."""
+    for how in ("end of stdin", "kill -9 of corral"):
+        dirs0 = state_dirs()
+        s = session(root)
+        s.call("status", wait_s=60)
+        r = s.call("bash", command=PLANT)
+        check("control (%s): the call planted a deep tree and a shut directory in .corral" % how,
+              r.get("stdout") == "planted\n" and len(state_dirs() - dirs0) == 1, r)
+        if how == "end of stdin":
+            s.close(timeout=30)
+        else:
+            os.kill(s.p.pid, signal.SIGKILL)
+            s.p.wait()
+        t = time.monotonic()
+        while time.monotonic() - t < 8 and state_dirs() - dirs0:
+            time.sleep(0.1)
+        check("%s: the state directory is removed, deep tree and all" % how, not (state_dirs() - dirs0),
+              state_dirs() - dirs0)
+        for d in state_dirs() - dirs0:
+            subprocess.run(["chmod", "-R", "u+rwx", d], capture_output=True)
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def refusing_proxy(path, real):
+    """A relay to the daemon's socket at |path| that answers the first DELETE of a session's container 500."""
+    import socket
+    import threading
+    state = {"denied": 0}
+    srv = socket.socket(socket.AF_UNIX)
+    srv.bind(path)
+    srv.listen(64)
+
+    def pump(a, b):
+        try:
+            while True:
+                d = a.recv(65536)
+                if not d:
+                    break
+                b.sendall(d)
+        except OSError:
+            pass
+        try:
+            b.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+
+    def conn(c):
+        first = c.recv(65536)
+        if first.startswith(b"DELETE /containers/corral-s-") and not state["denied"]:
+            state["denied"] += 1
+            body = b'{"message":"refused by the test"}'
+            c.sendall(b"HTTP/1.0 500 Internal Server Error\r\nContent-Type: application/json\r\n"
+                      b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+            c.close()
+            return
+        u = socket.socket(socket.AF_UNIX)
+        u.connect(real)
+        u.sendall(first)
+        threading.Thread(target=pump, args=(u, c), daemon=True).start()
+        pump(c, u)
+
+    def loop():
+        while True:
+            c, _ = srv.accept()
+            threading.Thread(target=conn, args=(c,), daemon=True).start()
+
+    threading.Thread(target=loop, daemon=True).start()
+    return state
+
+
+def run_refused_removal(base, root):
+    """The daemon refusing the removal at session end: the guardian removes the container all the same."""
+    host = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+    if not host.startswith("unix://"):
+        print("ok - # SKIP refused-removal row: DOCKER_HOST is not a Unix socket")
+        return
+    path = os.path.join(base, "proxy.sock")
+    state = refusing_proxy(path, host[len("unix://"):])
+    env = dict(os.environ, DOCKER_HOST="unix://" + path)
+    s = Session(CORRAL, root, "--provider", "docker", "--image", IMAGE, env=env)
+    sid = s.call("status", wait_s=60).get("session_id", "")
+    r = s.call("exec", argv=["echo", "through"])
+    check("control: the session runs through the relay", r.get("stdout") == "through\n" and len(containers(sid)) == 1,
+          r)
+    s.close(timeout=30)
+    t = time.monotonic()
+    while time.monotonic() - t < 5 and containers(sid):
+        time.sleep(0.1)
+    left = containers(sid)
+    check("control: the daemon refused the session's removal once", state["denied"] == 1, state)
+    check("a removal the daemon refused at session end is retried: no container outlives the session",
+          not left, left)
+    if left:
+        subprocess.run(["docker", "rm", "-f"] + left, capture_output=True)
+
+
+def run_swapped_state_dir(base, root):
+    """
+    As root with XDG_RUNTIME_DIR another user's: that user swaps the state
+    directory for one whose "st" is a symlink to a directory of theirs; the
+    calls' sockets are still made in the real "st" (beneath its fd).
+    """
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        print("ok - # SKIP swapped state directory rows: need root and setpriv")
+        return
+    xdg = os.path.join(base, "xdg")
+    os.mkdir(xdg, 0o700)
+    os.chown(xdg, 65534, 65534)
+    s = Session(CORRAL, root, "--provider", "docker", "--image", IMAGE,
+                env=dict(os.environ, XDG_RUNTIME_DIR=xdg))
+    s.call("status", wait_s=60)
+    r = s.call("exec", argv=["echo", "before"])
+    check("control: a call before the swap", r.get("stdout") == "before\n", r)
+    sd = [d for d in os.listdir(xdg) if d.startswith("corral-dsession.")]
+    swap = ("cd %s && mv %s moved && mkdir %s trap && ln -s ../trap %s/st" % (xdg, sd[0], sd[0], sd[0])
+            if len(sd) == 1 else "false")
+    rc = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "sh", "-c", swap]).returncode
+    check("control: the directory's owner swapped the state directory", rc == 0, (sd, rc))
+    s.send({"id": "during", "tool": "bash", "command": "sleep 1; echo after", "background": True})
+    s.wait("during", kinds=("started",))
+    time.sleep(0.5)
+    trap = os.listdir(os.path.join(xdg, "trap"))
+    r = s.wait("during", timeout=15)
+    check("a swapped state directory path: the call's socket is made in the real st, not followed",
+          r.get("stdout") == "after\n" and r.get("exit_status") == 0 and not trap, (trap, r))
+    s.close(timeout=30)
+
+
+def run_non_utf8(root):
+    """A bash call exporting bytes that are not UTF-8, or ending in such a directory, cannot stop the session."""
+    s = session(root)
+    s.call("status", wait_s=60)
+    r = s.call("bash", command="export BAD=$'\\xff' GOOD=kept; mkdir -p $'nd\\xfe' && cd $'nd\\xfe' && echo in")
+    check("control: the call exported and moved", r.get("stdout") == "in\n", r)
+    r = s.call("bash", command="echo \"$GOOD\"; echo \"${BAD-unset}\"; pwd")
+    check("the next call runs: without the variable the API cannot carry, in the root, each said",
+          r.get("event") == "result" and r.get("stdout") == "kept\nunset\n/workspace\n"
+          and any("BAD is not valid UTF-8" in w for w in r.get("warnings", []))
+          and any("working directory's name is not valid UTF-8" in w for w in r.get("warnings", [])), r)
+    r = s.call("exec", argv=["echo", "on"])
+    check("... and so do the calls after it", r.get("stdout") == "on\n" and r.get("exit_status") == 0, r)
+    s.close(timeout=30)
 
 
 def run_audit(base, root):

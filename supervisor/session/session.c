@@ -719,6 +719,120 @@ static int write_script(struct corral_session *s, const char *name, const char *
 	return 0;
 }
 
+/* A command call's argv: the exec tool's own, or bash running the command and then saving its state. */
+struct cmd {
+	char **argv;
+	char *script;             /* bash: the script (command + state capture) */
+	char script_name[64];     /* bash: the script's file in .corral, when too long for an argument */
+	char script_path[4200];
+	char state_name[64];      /* bash: where the script saves the shell's state, relative to the tmp */
+	char state_path[4200];
+};
+
+/* Build |m| for call |c|. 0 or -ENOMEM. */
+static int command_argv(struct call *c, bool bash, struct cmd *m)
+{
+	struct corral_session *s = c->s;
+	unsigned long seq;
+
+	if (!bash) {
+		json_t *a = json_object_get(c->req, "argv");
+
+		m->argv = calloc(json_array_size(a) + 1, sizeof(*m->argv));
+		for (size_t i = 0; m->argv && i < json_array_size(a); i++)
+			m->argv[i] = (char *)json_string_value(json_array_get(a, i));
+		return m->argv ? 0 : -ENOMEM;
+	}
+	pthread_mutex_lock(&s->lock);
+	seq = ++s->seq;
+	pthread_mutex_unlock(&s->lock);
+	snprintf(m->state_name, sizeof(m->state_name), ".corral/state-%lu", seq);
+	snprintf(m->state_path, sizeof(m->state_path), "%s/%s", s->t.run.tmp_path, m->state_name);
+	m->script = bash_script(m->state_path, json_string_value(json_object_get(c->req, "command")));
+	m->argv = calloc(4, sizeof(*m->argv));
+	if (!m->argv || !m->script)
+		return -ENOMEM;
+	m->argv[0] = (char *)s->bash;
+	m->argv[1] = (char *)"-c";
+	m->argv[2] = m->script;
+	/*
+	 * One argument may not exceed 128 KiB (MAX_ARG_STRLEN): a longer
+	 * script (a heredoc writing a file) goes into the session's tmp,
+	 * created by us (O_EXCL, O_NOFOLLOW below an fd of .corral), and
+	 * bash reads it from there.
+	 */
+	if (strlen(m->script) > SCRIPT_ARG_MAX) {
+		snprintf(m->script_name, sizeof(m->script_name), "cmd-%lu", seq);
+		if (write_script(s, m->script_name, m->script) == 0) {
+			snprintf(m->script_path, sizeof(m->script_path), "%s/.corral/%s", s->t.run.tmp_path,
+				 m->script_name);
+			m->argv[1] = m->script_path;
+			m->argv[2] = NULL;
+		}
+	}
+	return 0;
+}
+
+static void command_free(struct corral_session *s, struct cmd *m)
+{
+	free(m->script);
+	if (m->script_name[0]) {
+		int dfd = openat(s->t.run.tmp_fd, ".corral", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+		if (dfd >= 0) {
+			unlinkat(dfd, m->script_name, 0);
+			close(dfd);
+		}
+	}
+	free(m->argv);
+}
+
+/* The result event of a command call that ran: the run result's fields, the session's additions, audited. */
+static void command_result(struct call *c, const struct corral_result *res, const struct corral_tcall *tc,
+			   json_t *warnings, const char *cwd, bool bash)
+{
+	struct corral_session *s = c->s;
+	char *text = corral_result_json(res);
+	json_t *rj = text ? json_loads(text, JSON_ALLOW_NUL, NULL) : NULL, *ev = event_new(c->id, "result",
+									       json_object_get(c->req, "tag"));
+	const char *k;
+	json_t *val;
+
+	free(text);
+	if (rj)
+		json_object_foreach(rj, k, val) {
+			if (strcmp(k, "warnings") == 0 && json_is_array(val))
+				json_array_extend(val, warnings);
+			json_object_set(ev, k, val);
+		}
+	if (!json_object_get(ev, "ended_by"))
+		json_object_set_new(ev, "ended_by", json_string(corral_template_ended_by(res, tc->cancelled)));
+	else if (tc->cancelled)
+		json_object_set_new(ev, "ended_by", json_string("cancelled"));
+	if (!json_object_get(ev, "started_at"))
+		json_object_set_new(ev, "started_at", json_string(c->started_at));
+	if (!json_object_get(ev, "run_id"))
+		json_object_set_new(ev, "run_id", json_string(c->run_id));
+	if (!json_object_get(ev, "leftovers_killed"))
+		json_object_set_new(ev, "leftovers_killed", json_integer((json_int_t)tc->leftovers));
+	c->leftovers = tc->leftovers;
+	if (bash) {
+		char *now = session_cwd(s);
+
+		json_object_set_new(ev, "cwd", json_string(now ? now : "."));
+		free(now);
+	}
+	json_decref(rj);
+	audit(s, c, res, res->ended_by ? res->ended_by : corral_template_ended_by(res, tc->cancelled), cwd, NULL,
+	      NULL);
+	pthread_mutex_lock(&s->lock);
+	json_decref(c->final);
+	c->final = json_deep_copy(ev);
+	pthread_mutex_unlock(&s->lock);
+	call_finish(c);
+	emit(s, ev);
+}
+
 static void run_command(struct call *c)
 {
 	struct corral_session *s = c->s;
@@ -726,9 +840,8 @@ static void run_command(struct call *c)
 	struct corral_result res = CORRAL_RESULT_INIT;
 	struct corral_error err = {};
 	struct corral_tcall tc = {};
-	char script_name[64] = "", script_path[4200];
-	char **argv = NULL, **envp = NULL, **before = NULL, *cwd = session_cwd(s), *script = NULL, state_name[64] = "",
-	     state_path[4200] = "";
+	struct cmd m = {};
+	char **envp = NULL, **before = NULL, *cwd = session_cwd(s);
 	bool bash = strcmp(c->tool, "bash") == 0;
 	double timeout = s->sb->policy->timeout > 0 ? s->sb->policy->timeout : DEFAULT_TIMEOUT;
 	size_t max_output = s->sb->policy->limits.output ? s->sb->policy->limits.output : DEFAULT_OUTPUT;
@@ -747,50 +860,14 @@ static void run_command(struct call *c)
 			if (!envp || envp_set(&envp, key, json_string_value(v)) < 0)
 				break;
 		}
-	if (bash) {
-		unsigned long seq;
-
-		pthread_mutex_lock(&s->lock);
-		seq = ++s->seq;
-		pthread_mutex_unlock(&s->lock);
-		snprintf(state_name, sizeof(state_name), ".corral/state-%lu", seq);
-		snprintf(state_path, sizeof(state_path), "%s/%s", s->t.run.tmp_path, state_name);
-		script = bash_script(state_path, json_string_value(json_object_get(req, "command")));
-		argv = calloc(4, sizeof(*argv));
-		if (argv && script) {
-			argv[0] = (char *)s->bash;
-			argv[1] = (char *)"-c";
-			argv[2] = script;
-		}
-		/*
-		 * One argument may not exceed 128 KiB (MAX_ARG_STRLEN): a longer
-		 * script (a heredoc writing a file) goes into the session's tmp,
-		 * created by us (O_EXCL, O_NOFOLLOW below an fd of .corral), and
-		 * bash reads it from there.
-		 */
-		if (argv && script && strlen(script) > SCRIPT_ARG_MAX) {
-			snprintf(script_name, sizeof(script_name), "cmd-%lu", seq);
-			if (write_script(s, script_name, script) == 0) {
-				snprintf(script_path, sizeof(script_path), "%s/.corral/%s", s->t.run.tmp_path, script_name);
-				argv[1] = script_path;
-				argv[2] = NULL;
-			}
-		}
-	} else {
-		json_t *a = json_object_get(req, "argv");
-
-		argv = calloc(json_array_size(a) + 1, sizeof(*argv));
-		for (size_t i = 0; argv && i < json_array_size(a); i++)
-			argv[i] = (char *)json_string_value(json_array_get(a, i));
-	}
-	if (!argv || !envp || !cwd || (bash && !script)) {
+	if (command_argv(c, bash, &m) < 0 || !envp || !cwd) {
 		call_finish(c);
 		emit_error(s, c->id, json_object_get(req, "tag"), "internal", "out of memory");
 		audit(s, c, NULL, NULL, cwd, "internal", "out of memory");
 		goto out;
 	}
 	tc = (struct corral_tcall){
-		.argv = argv, .envp = envp, .cwd = cwd, .timeout = timeout, .max_output = max_output,
+		.argv = m.argv, .envp = envp, .cwd = cwd, .timeout = timeout, .max_output = max_output,
 		.cancel_fd = c->cancel_fd, .on_output = (c->background || c->stream) ? on_output : NULL, .arg = c,
 	};
 	if ((v = json_object_get(req, "stdin"))) {
@@ -815,63 +892,15 @@ static void run_command(struct call *c)
 	/* A call that ended on its own leaves its state (a background, timed-out or cancelled one none). */
 	if (bash) {
 		if (!c->background && !res.timed_out && !tc.cancelled)
-			take_state(s, state_name, warnings, json_object_get(req, "env"), before);
+			take_state(s, m.state_name, warnings, json_object_get(req, "env"), before);
 		else
-			unlinkat(s->t.run.tmp_fd, state_name, 0);
+			unlinkat(s->t.run.tmp_fd, m.state_name, 0);
 	}
-	{
-		char *text = corral_result_json(&res);
-		json_t *rj = text ? json_loads(text, JSON_ALLOW_NUL, NULL) : NULL, *ev = event_new(c->id, "result",
-										       json_object_get(req, "tag"));
-		const char *k;
-		json_t *val;
-
-		free(text);
-		if (rj)
-			json_object_foreach(rj, k, val) {
-				if (strcmp(k, "warnings") == 0 && json_is_array(val))
-					json_array_extend(val, warnings);
-				json_object_set(ev, k, val);
-			}
-		if (!json_object_get(ev, "ended_by"))
-			json_object_set_new(ev, "ended_by", json_string(corral_template_ended_by(&res, tc.cancelled)));
-		else if (tc.cancelled)
-			json_object_set_new(ev, "ended_by", json_string("cancelled"));
-		if (!json_object_get(ev, "started_at"))
-			json_object_set_new(ev, "started_at", json_string(c->started_at));
-		if (!json_object_get(ev, "run_id"))
-			json_object_set_new(ev, "run_id", json_string(c->run_id));
-		if (!json_object_get(ev, "leftovers_killed"))
-			json_object_set_new(ev, "leftovers_killed", json_integer((json_int_t)tc.leftovers));
-		c->leftovers = tc.leftovers;
-		if (bash) {
-			char *now = session_cwd(s);
-
-			json_object_set_new(ev, "cwd", json_string(now ? now : "."));
-			free(now);
-		}
-		json_decref(rj);
-		audit(s, c, &res, res.ended_by ? res.ended_by : corral_template_ended_by(&res, tc.cancelled), cwd, NULL, NULL);
-		pthread_mutex_lock(&s->lock);
-		json_decref(c->final);
-		c->final = json_deep_copy(ev);
-		pthread_mutex_unlock(&s->lock);
-		call_finish(c);
-		emit(s, ev);
-	}
+	command_result(c, &res, &tc, warnings, cwd, bash);
 out:
 	corral_result_clear(&res);
 	json_decref(warnings);
-	free(script);
-	if (script_name[0]) {
-		int dfd = openat(s->t.run.tmp_fd, ".corral", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-		if (dfd >= 0) {
-			unlinkat(dfd, script_name, 0);
-			close(dfd);
-		}
-	}
-	free(argv);
+	command_free(s, &m);
 	envp_free(envp);
 	envp_free(before);
 	free(cwd);
@@ -1165,6 +1194,114 @@ static void tool_cancel(struct corral_session *s, json_t *id, json_t *tag, json_
 	emit(s, ev);
 }
 
+/* A new call record for a threaded tool (not yet registered). NULL on failure, errno set. */
+static struct call *call_new(struct corral_session *s, json_t *req, json_t *id, const struct corral_tool_spec *tool,
+			     char **idt)
+{
+	struct call *c = calloc(1, sizeof(*c));
+	struct timespec ts;
+
+	if (!c)
+		return NULL;
+	c->s = s;
+	c->req = req;
+	c->id = json_incref(id);
+	c->id_text = TAKE_PTR(*idt);
+	c->tool = tool->name;
+	c->command = tool->command;
+	c->background = tool->command && json_is_true(json_object_get(req, "background"));
+	c->stream = tool->command && json_is_true(json_object_get(req, "stream"));
+	c->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	c->t0 = mono_ms();
+	iso_now(c->started_at);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	c->started_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	random_hex(c->run_id, 16);
+	if (c->cancel_fd < 0) {
+		int e = errno;
+
+		c->req = NULL; /* the caller's still */
+		call_free(c);
+		errno = e;
+		return NULL;
+	}
+	return c;
+}
+
+/* Register |c| as running: false (an error event emitted, |c| freed) when its id runs or the session is full. */
+static bool call_register(struct corral_session *s, struct call *c, json_t *tag)
+{
+	pthread_mutex_lock(&s->lock);
+	if (find_call(s, c->id_text, true)) {
+		pthread_mutex_unlock(&s->lock);
+		emit_error(s, c->id, tag, "duplicate_id", "id %s is still running: use a new id for each call",
+			   c->id_text);
+		call_free(c);
+		return false;
+	}
+	if (s->n_running >= s->max_calls) {
+		unsigned m = s->max_calls;
+
+		pthread_mutex_unlock(&s->lock);
+		emit_error(s, c->id, tag, "busy", "%u calls are running already (the session's limit): wait for one "
+			   "to end, or cancel one", m);
+		call_free(c);
+		return false;
+	}
+	/* A finished job's record under the same id gives way to the new call. */
+	{
+		struct call *old = find_call(s, c->id_text, false);
+
+		if (old) {
+			call_unlink(s, old);
+			call_free(old);
+		}
+	}
+	c->running = true;
+	c->joinable = true;
+	c->next = s->calls;
+	s->calls = c;
+	s->n_running++;
+	s->n_threads++;
+	pthread_mutex_unlock(&s->lock);
+	return true;
+}
+
+/* Start the registered call |c| on its own thread; on failure unregister it and emit an error event. */
+static void call_start(struct corral_session *s, struct call *c, json_t *id, json_t *tag)
+{
+	/*
+	 * Detached from the start, its id kept in a local: once the thread
+	 * exists it may finish and free |c| (or a later call or trim_jobs may)
+	 * before pthread_create returns, and pthread_create stores the id into
+	 * its first argument last. Stored into c->thread, that store wrote into
+	 * freed memory, a SIGSEGV inside pthread_create when malloc had given
+	 * the page back. Nothing here touches |c| after a successful create.
+	 */
+	pthread_attr_t attr;
+	pthread_t thread;
+	int e = pthread_attr_init(&attr);
+
+	if (e == 0) {
+		e = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		if (e == 0)
+			e = pthread_create(&thread, &attr, call_main, c);
+		pthread_attr_destroy(&attr);
+	}
+	if (e != 0) {
+		pthread_mutex_lock(&s->lock);
+		c->running = false;
+		c->joinable = false;
+		s->n_running--;
+		s->n_threads--;
+		call_unlink(s, c);
+		pthread_cond_broadcast(&s->cond);
+		pthread_mutex_unlock(&s->lock);
+		emit_error(s, id, tag, "internal", "could not start a thread for the call: %s", corral_strerror(e));
+		call_free(c);
+	}
+}
+
 _public_ int corral_session_call(struct corral_session *s, const char *request, size_t len)
 {
 	json_t *req, *id, *tag;
@@ -1224,100 +1361,19 @@ _public_ int corral_session_call(struct corral_session *s, const char *request, 
 		json_decref(req);
 		return 0;
 	}
-	c = calloc(1, sizeof(*c));
+	c = call_new(s, req, id, tool, &idt);
 	if (!c) {
-		free(c);
+		int e = errno ? errno : ENOMEM;
+
 		json_decref(req);
-		return -ENOMEM;
+		return -e;
 	}
-	c->s = s;
-	c->req = req;
-	c->id = json_incref(id);
-	c->id_text = TAKE_PTR(idt);
-	c->tool = tool->name;
-	c->command = tool->command;
-	c->background = tool->command && json_is_true(json_object_get(req, "background"));
-	c->stream = tool->command && json_is_true(json_object_get(req, "stream"));
-	c->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	c->t0 = mono_ms();
-	iso_now(c->started_at);
-	{
-		struct timespec ts;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		c->started_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-	}
-	random_hex(c->run_id, 16);
-	if (c->cancel_fd < 0) {
-		call_free(c);
-		return -errno;
-	}
-	pthread_mutex_lock(&s->lock);
-	if (find_call(s, c->id_text, true)) {
-		pthread_mutex_unlock(&s->lock);
-		emit_error(s, id, tag, "duplicate_id", "id %s is still running: use a new id for each call",
-			   c->id_text);
-		call_free(c);
+	if (!call_register(s, c, tag))
 		return 0;
-	}
-	if (s->n_running >= s->max_calls) {
-		unsigned m = s->max_calls;
-
-		pthread_mutex_unlock(&s->lock);
-		emit_error(s, id, tag, "busy", "%u calls are running already (the session's limit): wait for one to "
-			   "end, or cancel one", m);
-		call_free(c);
-		return 0;
-	}
-	/* A finished job's record under the same id gives way to the new call. */
-	{
-		struct call *old = find_call(s, c->id_text, false);
-
-		if (old) {
-			call_unlink(s, old);
-			call_free(old);
-		}
-	}
-	c->running = true;
-	c->joinable = true;
-	c->next = s->calls;
-	s->calls = c;
-	s->n_running++;
-	s->n_threads++;
-	pthread_mutex_unlock(&s->lock);
 	/* Before the thread exists, so "started" always comes before the result. */
 	if (c->background)
 		emit(s, event_new(id, "started", tag));
-	/*
-	 * Detached from the start, its id kept in a local: once the thread
-	 * exists it may finish and free |c| (or a later call or trim_jobs may)
-	 * before pthread_create returns, and pthread_create stores the id into
-	 * its first argument last. Stored into c->thread, that store wrote into
-	 * freed memory, a SIGSEGV inside pthread_create when malloc had given
-	 * the page back. Nothing here touches |c| after a successful create.
-	 */
-	pthread_attr_t attr;
-	pthread_t thread;
-	int e = pthread_attr_init(&attr);
-
-	if (e == 0) {
-		e = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		if (e == 0)
-			e = pthread_create(&thread, &attr, call_main, c);
-		pthread_attr_destroy(&attr);
-	}
-	if (e != 0) {
-		pthread_mutex_lock(&s->lock);
-		c->running = false;
-		c->joinable = false;
-		s->n_running--;
-		s->n_threads--;
-		call_unlink(s, c);
-		pthread_cond_broadcast(&s->cond);
-		pthread_mutex_unlock(&s->lock);
-		emit_error(s, id, tag, "internal", "could not start a thread for the call: %s", corral_strerror(e));
-		call_free(c);
-	}
+	call_start(s, c, id, tag);
 	return 0;
 }
 

@@ -32,6 +32,7 @@
 #include "internal/util.h"
 #include "policy/policy.h"
 #include "supervisor/docker/session.h"
+#include "supervisor/exec/audit.h"
 #include "supervisor/exec/sandbox.h"
 #include "supervisor/session/session.h"
 #include "supervisor/session/template.h"
@@ -176,69 +177,47 @@ static void emit_error(struct corral_session *s, json_t *id, json_t *tag, const 
 
 /* ------------------------------------------------------------ audit */
 
+/*
+ * Append call |c|'s line to the session's audit log (supervisor/exec/audit.c,
+ * the one writer of DESIGN.md "Audit log" lines): |res| when its command
+ * ran, else |err_code| and |err_msg| when it failed, else (a file tool
+ * that succeeded) neither.
+ */
 static void audit(struct corral_session *s, struct call *c, const struct corral_result *res, const char *ended_by,
 		  const char *cwd, const char *err_code, const char *err_msg)
 {
-	json_t *l, *cmd;
-	char ended[48];
-	char *line;
+	json_t *argv = json_object_get(c->req, "argv"), *tag = json_object_get(c->req, "tag");
+	_cleanup_free_ const char **av = NULL;
+	_cleanup_free_ char *tag_text = NULL;
+	struct corral_result r;
+	struct corral_audit_call call = {
+		.session_id = s->session_id, .tool = c->tool,
+		.command = json_string_value(json_object_get(c->req, "command")),
+		.path = json_string_value(json_object_get(c->req, "path")),
+		.cwd = cwd, .id_json = c->id_text, .run_id = c->run_id, .started_at_ms = c->started_ms,
+		.error_code = err_code, .error_message = err_msg,
+	};
 
 	if (s->audit_fd < 0)
 		return;
-	iso_now(ended);
-	l = json_object();
-	json_object_set_new(l, "run_id", json_string(c->run_id));
-	json_object_set_new(l, "session_id", json_string(s->session_id));
-	json_object_set(l, "tag", json_object_get(c->req, "tag") ? json_object_get(c->req, "tag") : json_null());
-	json_object_set_new(l, "tool", json_string(c->tool));
-	json_object_set(l, "id", c->id);
-	if ((cmd = json_object_get(c->req, "argv")))
-		json_object_set(l, "argv", cmd);
-	else if ((cmd = json_object_get(c->req, "command")))
-		json_object_set(l, "command", cmd);
-	else if ((cmd = json_object_get(c->req, "path")))
-		json_object_set(l, "path", cmd);
-	json_object_set_new(l, "cwd", json_string(cwd ? cwd : "."));
-	json_object_set_new(l, "policy_sha256", json_string(s->policy_sha256));
-	json_object_set_new(l, "provider", json_string(s->docker ? "docker" : "local"));
-	json_object_set_new(l, "network", json_string(corral_network_name(s->sb->policy->network) ?: "none"));
-	json_object_set_new(l, "started_at", json_string(c->started_at));
-	json_object_set_new(l, "ended_at", json_string(ended));
+	if (json_is_array(argv)) {
+		av = calloc(json_array_size(argv) + 1, sizeof(*av));
+		if (!av)
+			return;
+		for (size_t i = 0; i < json_array_size(argv); i++)
+			av[i] = json_string_value(json_array_get(argv, i));
+		call.argv = av;
+	}
+	if (tag)
+		call.tag_json = tag_text = json_dumps(tag, JSON_COMPACT | JSON_ENCODE_ANY);
 	if (res) {
-		json_object_set_new(l, "exit_status", res->exited && !res->timed_out ? json_integer(res->exit_status) :
-			json_null());
-		json_object_set_new(l, "signal", res->signal ? json_integer(res->signal) : json_null());
-		json_object_set_new(l, "ended_by", json_string(ended_by));
-		json_object_set_new(l, "cpu_ms", json_real(res->cpu_ms));
-		json_object_set_new(l, "max_rss_kb", json_integer(res->max_rss_kb));
-		json_object_set_new(l, "denials", json_array());
-		json_object_set_new(l, "leftovers_killed", json_integer((json_int_t)c->leftovers));
-	} else {
-		json_object_set_new(l, "exit_status", json_null());
-		json_object_set_new(l, "signal", json_null());
-		json_object_set_new(l, "ended_by", err_code ? json_null() : json_string("exit"));
-		json_object_set_new(l, "cpu_ms", json_null());
-		json_object_set_new(l, "max_rss_kb", json_null());
-		json_object_set_new(l, "denials", json_array());
-		json_object_set_new(l, "leftovers_killed", json_null());
+		r = *res;
+		r.ended_by = ended_by;
+		r.leftovers_killed = (unsigned)c->leftovers;
+		res = &r;
 	}
-	if (err_code) {
-		json_t *e = json_object();
-
-		json_object_set_new(e, "code", json_string(err_code));
-		json_object_set_new(e, "message", corral_json_text(err_msg, strlen(err_msg)));
-		json_object_set_new(l, "error", e);
-	}
-	line = json_dumps(l, JSON_COMPACT | JSON_REAL_PRECISION(9));
-	json_decref(l);
-	if (line) {
-		size_t n = strlen(line);
-
-		line[n] = '\n';
-		/* One write on an O_APPEND fd: lines stay whole when processes share the file. */
-		ssize_t _unused_ w = write(s->audit_fd, line, n + 1);
-		free(line);
-	}
+	(void)corral_audit_write(s->audit_fd, s->policy_sha256, s->docker ? "docker" : "local",
+				 corral_network_name(s->sb->policy->network), &call, res, err_code ? -EPERM : 0, NULL);
 }
 
 /* ------------------------------------------------------------ calls */

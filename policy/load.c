@@ -239,7 +239,11 @@ static int k_allow(struct corral_policy *p, const char *path, json_t *v, struct 
 
 static int k_proc(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err)
 {
-	return get_enum(path, v, corral_proc_names, &p->proc, err);
+	int r = get_enum(path, v, corral_proc_names, &p->proc, err);
+
+	if (r == 0)
+		p->proc_given = true;
+	return r;
 }
 
 static int k_compat(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err)

@@ -29,6 +29,7 @@ struct corral_policy {
 	/* network "allow": egress destinations, canonical (policy/allow.h); key "allow", --allow */
 	struct corral_strv allow;
 	int proc;           /* enum corral_proc */
+	bool proc_given;    /* proc came from a policy file or option: a session keeps it (else private where it can) */
 	int compat;         /* enum corral_compat */
 	char *user;         /* NULL: default identity (DESIGN.md) */
 	/*

@@ -114,8 +114,13 @@ int corral_policy_overlay(struct corral_policy *p, const char *option, const cha
 		return corral_allow_add(&p->allow, name, value, err);
 	if (strcmp(option, "net") == 0)
 		return pv_enum(name, corral_network_names, value, &p->network, err);
-	if (strcmp(option, "proc") == 0)
-		return pv_enum(name, corral_proc_names, value, &p->proc, err);
+	if (strcmp(option, "proc") == 0) {
+		int pr = pv_enum(name, corral_proc_names, value, &p->proc, err);
+
+		if (pr == 0)
+			p->proc_given = true;
+		return pr;
+	}
 	if (strcmp(option, "provider") == 0)
 		return pv_enum(name, corral_provider_names, value, &p->provider, err);
 	if (strcmp(option, "compat") == 0)

@@ -90,6 +90,7 @@ struct corral_session {
 	char session_id[33];
 	char policy_sha256[65];
 	const char *bash;
+	bool proc_default;          /* proc "private" by the session's default, not the policy's */
 };
 
 /* ------------------------------------------------------------ helpers */
@@ -868,6 +869,13 @@ static void run_command(struct call *c)
 		snprintf(w, sizeof(w), "the working directory %s is gone: the command ran in the root", cwd);
 		json_array_append_new(warnings, corral_json_text(w, strlen(w)));
 	}
+	/* What compat "best-effort" dropped, in every command's warnings as in a run's. */
+	for (size_t i = 0; i < s->sb->n_dropped; i++) {
+		char w[600];
+
+		snprintf(w, sizeof(w), "best-effort: dropped %s", s->sb->dropped[i]);
+		json_array_append_new(warnings, corral_json_text(w, strlen(w)));
+	}
 	/* A call that ended on its own leaves its state (a background, timed-out or cancelled one none). */
 	if (bash) {
 		if (!c->background && !res.timed_out && !tc.cancelled)
@@ -1107,6 +1115,15 @@ static void tool_status(struct corral_session *s, json_t *id, json_t *tag)
 	json_object_set_new(ev, "template_pid", json_integer(s->t.pid));
 	if (s->docker)
 		json_object_set_new(ev, "container", json_string(corral_dsession_container(s->docker)));
+	/* "private": the calls see the session's own processes only (its own PID namespace and /proc; a container has its own). */
+	json_object_set_new(ev, "proc", json_string(s->docker || s->t.pidns ? "private" : "host"));
+	{
+		json_t *d = json_array();
+
+		for (size_t i = 0; i < s->sb->n_dropped; i++)
+			json_array_append_new(d, corral_json_text(s->sb->dropped[i], strlen(s->sb->dropped[i])));
+		json_object_set_new(ev, "dropped", d);
+	}
 	pthread_mutex_unlock(&s->lock);
 	emit(s, ev);
 }
@@ -1389,6 +1406,56 @@ _public_ int corral_session_cancel(struct corral_session *s, const char *id_json
 	return r;
 }
 
+/*
+ * The session's sandbox. DESIGN.md: a session makes its PID namespace once
+ * and defaults to proc "private" where corral can make one (as root, or
+ * unprivileged where user namespaces are allowed); a proc the policy or
+ * --proc gave is kept as given (strict refuses a "private" it cannot make).
+ */
+static int session_sandbox(struct corral_session *s, const struct corral_policy *p, struct corral_error *err)
+{
+	struct corral_procns_plan plan;
+	struct corral_policy *own;
+	char why[200];
+	int r;
+
+	if (p->proc_given || p->proc == CORRAL_PROC_PRIVATE || p->provider == CORRAL_PROVIDER_DOCKER ||
+	    corral_procns_check(&plan, why, sizeof(why)) < 0)
+		return corral_sandbox_new(p, &s->sb, err);
+	own = corral_policy_dup(p);
+	if (!own)
+		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+	own->proc = CORRAL_PROC_PRIVATE;
+	r = corral_sandbox_new(own, &s->sb, err);
+	corral_policy_free(own);
+	s->proc_default = true;
+	return r;
+}
+
+/*
+ * Start the template. A default "private" (session_sandbox) that the
+ * kernel refuses here after all (a container without mount rights) gives
+ * way to the host's /proc, as a policy without the key would have.
+ */
+static int session_template(struct corral_session *s, const struct corral_policy *p, struct corral_error *err)
+{
+	struct corral_error e2 = {};
+	int r = corral_template_start(&s->t, s->sb, &e2);
+
+	if (r < 0 && s->proc_default) {
+		corral_sandbox_free(s->sb);
+		s->sb = NULL;
+		s->proc_default = false;
+		r = corral_sandbox_new(p, &s->sb, err);
+		if (r < 0)
+			return r;
+		return corral_template_start(&s->t, s->sb, err);
+	}
+	if (r < 0 && err)
+		*err = e2;
+	return r;
+}
+
 _public_ int corral_session_new(const struct corral_policy *p, const struct corral_session_opts *opts,
 				corral_session_event_fn fn, void *userdata, struct corral_session **out,
 				struct corral_error *err)
@@ -1420,7 +1487,7 @@ _public_ int corral_session_new(const struct corral_policy *p, const struct corr
 	s->t.ctl = s->t.pidfd = s->t.devnull = s->t.un_stop = -1;
 	s->bash = access("/bin/bash", X_OK) == 0 ? "/bin/bash" : NULL;
 	random_hex(s->session_id, 16);
-	r = corral_sandbox_new(p, &s->sb, err);
+	r = session_sandbox(s, p, err);
 	if (r < 0)
 		goto fail;
 	if (o.audit_path) {
@@ -1477,7 +1544,7 @@ _public_ int corral_session_new(const struct corral_policy *p, const struct corr
 		/* the image's bash (the host's is not what runs) */
 		s->bash = "/bin/bash";
 	} else {
-		r = corral_template_start(&s->t, s->sb, err);
+		r = session_template(s, p, err);
 	}
 	if (r < 0)
 		goto fail;

@@ -31,8 +31,10 @@
  * with T, C with K.
  *
  * T, K and C are forks of a possibly multithreaded library caller: T is a
- * glibc fork() (malloc usable after it), K and C raw clones of the
- * single-threaded T, with no atfork handlers of the caller's.
+ * glibc fork(), or (proc "private") a raw clone into its own PID
+ * namespace, and K and C raw clones of the single-threaded T, with no
+ * atfork handlers of the caller's. K and C take memory from mmap, never
+ * from malloc, whose locks another thread may have held at the clone.
  */
 #include <fcntl.h>
 #include <linux/close_range.h>
@@ -113,6 +115,14 @@ static int g_ll_flags;
 static int ll_restrict(int fd)
 {
 	return (int)syscall(__NR_landlock_restrict_self, fd, g_ll_flags);
+}
+
+/* K's and C's memory: zeroed, from mmap (see the top of this file); NULL when there is none. */
+static void *k_alloc(size_t n)
+{
+	void *p = mmap(NULL, n ? n : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
 }
 
 static pid_t raw_fork(void)
@@ -228,7 +238,7 @@ sh:
 
 		while (argv[n])
 			n++;
-		v = calloc(n + 2, sizeof(*v));
+		v = k_alloc((n + 2) * sizeof(*v));
 		if (v) {
 			v[0] = (char *)"/bin/sh";
 			v[1] = (char *)file;
@@ -306,7 +316,8 @@ fail:
 
 /* A call's data as K sees it: argv, envp and cwd point into |data|. */
 struct k_call {
-	char *data; /* g_inline, or malloc'd */
+	char *data; /* g_inline, or k_alloc'd (|size| + 1 bytes) */
+	size_t size;
 	struct t_data_hdr h;
 	char **argv, **envp, *cwd;
 };
@@ -329,17 +340,20 @@ static int keeper_parse(int memfd, size_t inline_len, struct k_call *k)
 		if (fstat(memfd, &st) < 0 || st.st_size < (off_t)sizeof(k->h) || st.st_size > T_DATA_MAX)
 			return EINVAL;
 		size = st.st_size;
-		k->data = malloc((size_t)size + 1);
+		k->size = (size_t)size;
+		k->data = k_alloc((size_t)size + 1);
 		if (!k->data || pread(memfd, k->data, (size_t)size, 0) != size)
 			return k->data ? EIO : ENOMEM;
 	}
 	k->data[size] = 0;
 	memcpy(&k->h, k->data, sizeof(k->h));
-	k->argv = calloc((size_t)k->h.argc + 1, sizeof(*k->argv));
-	k->envp = calloc((size_t)k->h.envc + 1, sizeof(*k->envp));
-	if (k->h.magic != T_MAGIC || !k->argv || !k->envp || k->h.argc == 0 || k->h.argc > (1u << 20) ||
-	    k->h.envc > (1u << 20))
+	if (k->h.magic != T_MAGIC || k->h.argc == 0 || k->h.argc > (1u << 20) || k->h.envc > (1u << 20))
 		return EINVAL;
+	/* argv and envp in one mapping (K ends with the call: never unmapped). */
+	k->argv = k_alloc(((size_t)k->h.argc + 1 + (size_t)k->h.envc + 1) * sizeof(*k->argv));
+	if (!k->argv)
+		return ENOMEM;
+	k->envp = k->argv + k->h.argc + 1;
 	p = k->data + sizeof(k->h);
 	end = k->data + size;
 	k->cwd = p;
@@ -362,7 +376,7 @@ static pid_t keeper_spawn(const struct t_args *a, const int fds[T_NFDS], const s
 	struct c_args ca = { .a = a, .h = &k->h, .cwd = k->cwd, .argv = k->argv, .envp = k->envp, .err_w = err_w,
 			     .src = { fds[1], fds[2], fds[3] }, .keeper = getpid() };
 	size_t stack_sz = 64 * 1024;
-	char *stack = malloc(stack_sz);
+	char *stack = k_alloc(stack_sz);
 	pid_t c;
 
 	if (!stack)
@@ -376,7 +390,7 @@ static pid_t keeper_spawn(const struct t_args *a, const int fds[T_NFDS], const s
 	c = clone(c_main, stack + stack_sz, CLONE_VM | CLONE_VFORK | SIGCHLD, &ca);
 	if (c < 0)
 		c = -errno;
-	free(stack);
+	munmap(stack, stack_sz);
 	return c;
 }
 
@@ -490,8 +504,8 @@ static _Noreturn void keeper(const struct t_args *a, int fds[T_NFDS], size_t inl
 	for (int i = 0; i < 4; i++)
 		fds[i] = safe_close(fds[i]);
 	safe_close(ep[1]);
-	if (k.data != g_inline)
-		free(k.data);
+	if (k.data && k.data != g_inline)
+		munmap(k.data, k.size + 1);
 	keeper_wait(sfd, fds[5], c, &rep);
 	keeper_collect(ep[0], &rep);
 out:
@@ -703,13 +717,48 @@ static int session_objects(struct corral_template *t, struct corral_sandbox *sb,
 	return 0;
 }
 
+#define T_STACK_SIZE (256 * 1024)
+
+/*
+ * Start the template: a glibc fork(), or with proc "private" a clone into
+ * new PID and mount namespaces (and a user namespace, unprivileged) where
+ * corral_pidns_init_main mounts the namespace's /proc and becomes the
+ * template itself, pid 1 (a raw clone: K and C use no malloc). 0 or -errno.
+ */
+static int spawn_template(struct corral_template *t, struct corral_child *c)
+{
+	sigset_t all, old;
+	void *stack = MAP_FAILED;
+	int e = 0;
+
+	if (t->pidns) {
+		stack = mmap(NULL, T_STACK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+		if (stack == MAP_FAILED)
+			return -errno;
+	}
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (t->pidns) {
+		t->pid = clone(corral_pidns_init_main, (char *)stack + T_STACK_SIZE,
+			       corral_procns_clone_flags(&t->sb->procns) | SIGCHLD, c);
+	} else {
+		t->pid = fork();
+		if (t->pid == 0)
+			corral_child_main(c);
+	}
+	e = errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (stack != MAP_FAILED)
+		munmap(stack, T_STACK_SIZE); /* the template runs on its own copy */
+	return t->pid < 0 ? -e : 0;
+}
+
 int corral_template_start(struct corral_template *t, struct corral_sandbox *sb, struct corral_error *err)
 {
 	_cleanup_close_ int scope = -1, devw = -1;
 	int sv[2] = { -1, -1 }, ep[2] = { -1, -1 }, r, abi;
 	struct t_args a;
 	struct corral_child c;
-	sigset_t all, old;
 
 	memset(t, 0, sizeof(*t));
 	t->sb = sb;
@@ -722,11 +771,6 @@ int corral_template_start(struct corral_template *t, struct corral_sandbox *sb, 
 	if (sb->docker)
 		return corral_err(err, CORRAL_E_NOT_IMPLEMENTED, EOPNOTSUPP,
 				  "session: the docker provider has no sessions yet; use --provider local");
-	/* Never less confined than asked: a session has no PID namespace of its own yet. */
-	if (sb->procns.mode != CORRAL_PROCNS_OFF)
-		return corral_err(err, CORRAL_E_NOT_IMPLEMENTED, EOPNOTSUPP,
-				  "session: proc \"private\" (--proc private) is not available in sessions yet; "
-				  "use --proc host, or corral run per command");
 	abi = corral_ll_plan_abi(sb->ll);
 	if (abi < 6)
 		return corral_err(err, CORRAL_E_UNSUPPORTED, EOPNOTSUPP,
@@ -750,21 +794,21 @@ int corral_template_start(struct corral_template *t, struct corral_sandbox *sb, 
 		goto fail;
 	}
 	t->ctl = sv[0];
-	a = (struct t_args){ .ctl = sv[1], .scope_fd = scope, .root_fd = sb->root_fd, .parent = getpid() };
+	t->pidns = sb->procns.mode != CORRAL_PROCNS_OFF;
+	/* In its own PID namespace the template is pid 1: its parent is outside (getppid() says 0). */
+	a = (struct t_args){ .ctl = sv[1], .scope_fd = scope, .root_fd = sb->root_fd, .parent = t->pidns ? 0 : getpid() };
 	c = (struct corral_child){
 		.sb = sb, .run = &t->run, .fd_in = devw, .fd_out = devw, .fd_err = devw, .err_w = ep[1],
 		.reset_mask = true, .parent = getpid(), .after_confine = template_main, .after_arg = &a,
+		.after_fds = { sv[1], scope },
 	};
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	t->pid = fork();
-	if (t->pid == 0)
-		corral_child_main(&c);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	r = spawn_template(t, &c);
 	safe_close(sv[1]);
 	ep[1] = safe_close(ep[1]);
-	if (t->pid < 0) {
-		r = corral_err(err, CORRAL_E_SETUP, errno, "session: fork: %s", corral_strerror(errno));
+	if (r < 0) {
+		r = corral_err(err, CORRAL_E_SETUP, -r, "session: %s: %s%s",
+			       t->pidns ? "creating the PID namespace (proc \"private\")" : "fork", corral_strerror(-r),
+			       t->pidns ? "; --proc host runs the session without" : "");
 		goto fail;
 	}
 	t->pidfd = (int)syscall(__NR_pidfd_open, t->pid, 0);

@@ -18,6 +18,7 @@ struct corral_template {
 	struct corral_sandbox *sb;
 	struct corral_run run;      /* the session's cgroups, private tmp, Landlock ruleset */
 	pid_t pid;                  /* the template process */
+	bool pidns;                 /* in a PID namespace of its own (proc "private"), as its pid 1 */
 	int pidfd;
 	int ctl;                    /* SOCK_SEQPACKET to the template */
 	int devnull;                /* O_RDONLY, a call's stdin when it has none */

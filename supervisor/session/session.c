@@ -66,6 +66,8 @@ struct call {
 	json_t *final;          /* a finished call's result fields, for job_kill */
 	bool joinable;          /* its thread may still touch it (false: free to free) */
 	unsigned waiters;       /* job_kill calls waiting for it to end: not trimmed */
+	unsigned long seq;      /* its number for the template (command calls), > 0 */
+	struct corral_denials denials; /* what the supervisor refused its processes, under s->lock */
 	struct call *next;
 };
 
@@ -81,7 +83,7 @@ struct corral_session {
 	struct call *calls;         /* running, and finished background jobs (at most JOBS_KEPT) */
 	unsigned n_running, max_calls;
 	unsigned n_threads;         /* call threads not yet finished */
-	unsigned long n_calls, n_errors, seq;
+	unsigned long n_calls, n_errors, seq, call_seq;
 	bool closing;
 	char *cwd;                  /* relative to the root, "." for it */
 	char **env;                 /* exported variables the last bash call left (NULL: the base) */
@@ -242,6 +244,7 @@ static void call_free(struct call *c)
 	free(c->jout[0]);
 	free(c->jout[1]);
 	json_decref(c->final);
+	corral_denials_clear(&c->denials);
 	free(c);
 }
 
@@ -847,7 +850,7 @@ static void run_command(struct call *c)
 		goto out;
 	}
 	tc = (struct corral_tcall){
-		.argv = m.argv, .envp = envp, .cwd = cwd, .timeout = timeout, .max_output = max_output,
+		.seq = c->seq, .argv = m.argv, .envp = envp, .cwd = cwd, .timeout = timeout, .max_output = max_output,
 		.cancel_fd = c->cancel_fd, .on_output = (c->background || c->stream) ? on_output : NULL, .arg = c,
 	};
 	if ((v = json_object_get(req, "stdin"))) {
@@ -863,6 +866,10 @@ static void run_command(struct call *c)
 		audit(s, c, NULL, NULL, cwd, corral_error_code_name(err.code), err.message);
 		goto out;
 	}
+	/* What the supervisor refused the call's processes, and what their stderr says was refused. */
+	pthread_mutex_lock(&s->lock);
+	corral_denials_collect(&c->denials, s->sb, &s->t.run, &res);
+	pthread_mutex_unlock(&s->lock);
 	if (tc.cwd_failed) {
 		char w[600];
 
@@ -1213,6 +1220,7 @@ static struct call *call_new(struct corral_session *s, json_t *req, json_t *id, 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	c->started_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 	random_hex(c->run_id, 16);
+	c->seq = __atomic_add_fetch(&s->call_seq, 1, __ATOMIC_RELAXED);
 	if (c->cancel_fd < 0) {
 		int e = errno;
 
@@ -1407,6 +1415,32 @@ _public_ int corral_session_cancel(struct corral_session *s, const char *id_json
 }
 
 /*
+ * The Unix-socket mediation's denials (its thread): to the call whose
+ * process was refused, found through the process tree (the template's
+ * keeper of that call); a process of no running call's is not reported.
+ */
+static void route_denials(void *arg, pid_t pid, struct corral_denials *d)
+{
+	struct corral_session *s = arg;
+	unsigned long seq = corral_template_call_of(&s->t, pid);
+
+	pthread_mutex_lock(&s->lock);
+	for (struct call *c = s->calls; seq && c; c = c->next) {
+		if (c->seq != seq || !c->running)
+			continue;
+		for (size_t i = 0; i < d->n; i++) {
+			const struct corral_denial *e = &d->v[i];
+
+			for (unsigned long k = 0; k < e->count; k++)
+				corral_denials_add(&c->denials, e->kind, e->what, e->source, e->hint);
+		}
+		break;
+	}
+	pthread_mutex_unlock(&s->lock);
+	corral_denials_clear(d);
+}
+
+/*
  * The session's sandbox. DESIGN.md: a session makes its PID namespace once
  * and defaults to proc "private" where corral can make one (as root, or
  * unprivileged where user namespaces are allowed); a proc the policy or
@@ -1539,6 +1573,8 @@ _public_ int corral_session_new(const struct corral_policy *p, const struct corr
 			goto fail;
 		}
 	}
+	s->t.route = route_denials;
+	s->t.route_arg = s;
 	if (s->sb->docker) {
 		r = corral_dsession_start(s->sb, s->session_id, &s->t, &s->docker, err);
 		/* the image's bash (the host's is not what runs) */

@@ -37,6 +37,7 @@
  * from malloc, whose locks another thread may have held at the clone.
  */
 #include <fcntl.h>
+#include <inttypes.h>
 #include <linux/close_range.h>
 #include <poll.h>
 #include <pthread.h>
@@ -81,6 +82,7 @@ static char g_inline[T_INLINE_MAX];
 struct t_data_hdr {
 	uint32_t magic;
 	uint32_t argc, envc, cwd_len;
+	uint64_t seq; /* K's name: "corral-k" and it in hex (corral_template_call_of) */
 	struct rlimit rl[RLIM_NLIMITS];
 	uint8_t rl_set[RLIM_NLIMITS];
 };
@@ -484,6 +486,12 @@ static _Noreturn void keeper(const struct t_args *a, int fds[T_NFDS], size_t inl
 		rep.start_err = e;
 		goto out;
 	}
+	{
+		char name[16];
+
+		snprintf(name, sizeof(name), "corral-k%" PRIx64, k.h.seq);
+		(void)prctl(PR_SET_NAME, name, 0, 0, 0);
+	}
 	if (pipe2(ep, O_CLOEXEC) < 0) {
 		rep.start_err = errno;
 		goto out;
@@ -760,7 +768,12 @@ int corral_template_start(struct corral_template *t, struct corral_sandbox *sb, 
 	struct t_args a;
 	struct corral_child c;
 
+	void (*route)(void *arg, pid_t pid, struct corral_denials *d) = t->route;
+	void *route_arg = t->route_arg;
+
 	memset(t, 0, sizeof(*t));
+	t->route = route;
+	t->route_arg = route_arg;
 	t->sb = sb;
 	t->pid = -1;
 	t->pidfd = t->ctl = t->devnull = t->un_stop = -1;
@@ -819,6 +832,8 @@ int corral_template_start(struct corral_template *t, struct corral_sandbox *sb, 
 	ep[0] = -1;
 	if (sb->unotify) {
 		t->un = corral_unotify_start(sb, &t->run, t->run.un_parent);
+		if (t->route)
+			corral_unotify_route(t->un, t->route, t->route_arg);
 		t->un_stop = eventfd(0, EFD_CLOEXEC);
 		if (t->un && t->un_stop >= 0 && pthread_create(&t->un_thread, NULL, un_main, t) == 0)
 			t->un_running = true;
@@ -871,6 +886,50 @@ void corral_template_stop(struct corral_template *t)
 	t->home = NULL;
 }
 
+/* From /proc/|pid|/stat: its parent's pid; 0 when it cannot be read. */
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	_cleanup_close_ int fd = -1;
+	ssize_t n;
+	int ppid = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || (n = read(fd, buf, sizeof(buf) - 1)) <= 0)
+		return 0;
+	buf[n] = 0;
+	/* "pid (comm) state ppid ...": the comm may hold anything but the last ')'. */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
+		return 0;
+	return ppid;
+}
+
+unsigned long corral_template_call_of(const struct corral_template *t, pid_t pid)
+{
+	/* Up the tree to the keeper, the child of the template (orphans go to the keeper: a subreaper). */
+	for (int depth = 0; pid > 1 && depth < 256; depth++) {
+		pid_t ppid = parent_of(pid);
+
+		if (ppid == t->pid) {
+			char path[64], name[32] = "";
+			_cleanup_close_ int fd = -1;
+			unsigned long seq = 0;
+			ssize_t n;
+
+			snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			n = fd < 0 ? -1 : read(fd, name, sizeof(name) - 1);
+			if (n > 0 && sscanf(name, "corral-k%lx", &seq) == 1)
+				return seq;
+			return 0;
+		}
+		pid = ppid;
+	}
+	return 0;
+}
+
 /* ------------------------------------------------------------ one call */
 
 /* Keep |n| bytes of output in |st| (head and tail, supervisor/exec/stream.c). */
@@ -917,7 +976,7 @@ static double now_ms(void)
 /* The call's data (header, cwd, argv, envp) in one malloc'd block. */
 static char *build_data(struct corral_template *t, const struct corral_tcall *c, size_t *len)
 {
-	struct t_data_hdr h = { .magic = T_MAGIC };
+	struct t_data_hdr h = { .magic = T_MAGIC, .seq = c->seq };
 	const char *cwd = c->cwd ? c->cwd : ".";
 	size_t n = sizeof(h) + strlen(cwd) + 1, o;
 	char *b;

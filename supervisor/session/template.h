@@ -28,6 +28,14 @@ struct corral_template {
 	bool un_running;
 	int un_stop;                /* eventfd that stops |un_thread| */
 	struct corral_spawn_rlimits rl;
+	/*
+	 * Set by the caller before corral_template_start (which keeps them):
+	 * the Unix-socket mediation's denials, each with the host pid of the
+	 * task refused (corral_unotify_route); corral_template_call_of tells
+	 * whose call it is.
+	 */
+	void (*route)(void *arg, pid_t pid, struct corral_denials *d);
+	void *route_arg;
 };
 
 /* Build |sb|'s session objects and start the template. 0 or -errno with |err|. */
@@ -35,8 +43,15 @@ int corral_template_start(struct corral_template *t, struct corral_sandbox *sb, 
 /* Kill every process of the session, reap the template, remove tmp and cgroups. */
 void corral_template_stop(struct corral_template *t);
 
+/*
+ * The |seq| of the call (corral_tcall.seq) whose tree the host's |pid|
+ * belongs to, read from /proc (its keeper's name); 0 when none.
+ */
+unsigned long corral_template_call_of(const struct corral_template *t, pid_t pid);
+
 /* One command of a call. */
 struct corral_tcall {
+	unsigned long seq;          /* the caller's number for the call, > 0 (corral_template_call_of) */
 	char *const *argv;
 	char *const *envp;
 	const char *cwd;            /* relative to the root; NULL or "." for the root */

@@ -104,6 +104,7 @@ def main():
         run_kill_oldest(root)
         run_cwd(root, outside)
         run_procns(root)
+        run_denials(base, root)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     print("%d passed, %d failed" % (passes, len(failures)))
@@ -660,6 +661,46 @@ def run_procns(root):
     check("default without user namespaces: proc host, nothing reported dropped (it was not asked for)",
           st.get("proc") == "host" and st.get("dropped") == [], st)
     s.close()
+
+
+INET = ("import socket\ntry:\n socket.socket(socket.AF_INET).connect(('192.0.2.1', 80))\n"
+        "except OSError as e: print('refused', e.errno)")
+ABSTRACT = ("import socket\ns = socket.socket(socket.AF_UNIX)\ntry:\n s.connect('\\0corral-test-abstract')\n"
+            "except OSError as e: print('refused', e.errno)")
+
+
+def run_denials(base, root):
+    # What the supervisor refuses a call's processes is in that call's result (and audit line), no other's.
+    log = os.path.join(base, "audit-denials.log")
+    s = Session(CORRAL, root, "--audit", log)
+    r = s.call("exec", argv=["python3", "-c", INET], tag="inet")
+    d = r.get("denials") or []
+    check("denials: a socket(AF_INET) refused under --net none is in the call's result, from the supervisor",
+          "refused" in r.get("stdout", "") and any(x.get("kind") == "network" and x.get("source") == "supervisor"
+                                                  and "--net" in x.get("hint", "") for x in d), r)
+    r = s.call("exec", argv=["python3", "-c", ABSTRACT])
+    d = r.get("denials") or []
+    check("denials: an abstract Unix socket connect refused is the call's (unix_socket)",
+          "refused" in r.get("stdout", "") and any(x.get("kind") == "unix_socket" for x in d), r)
+    r = s.call("exec", argv=["python3", "-c", "print('quiet')"])
+    check("denials: control, a call that attempts nothing has none", r.get("denials") == [], r)
+    # Overlapping: a background job refused after a while; the call running meanwhile is not blamed.
+    s.send({"id": "dj", "tool": "exec", "argv": ["python3", "-c", "import time; time.sleep(0.5)\n" + INET],
+            "background": True})
+    s.wait("dj", kinds=("started",))
+    r = s.call("bash", command="sleep 1; echo sibling")
+    j = s.wait("dj")
+    check("denials: attributed to the process's own call when calls overlap (the job's, not the sibling's)",
+          r.get("denials") == [] and any(x.get("kind") == "network" for x in j.get("denials") or []), (r, j))
+    r = s.call("bash", command="echo x > /etc/corral-denied")
+    d = r.get("denials") or []
+    check("denials: a refused write inferred from bash's own error line names the file, not bash",
+          [x.get("what") for x in d] == ["/etc/corral-denied"], r)
+    s.close()
+    with open(log) as f:
+        lines = [json.loads(x) for x in f.read().splitlines()]
+    a = [x for x in lines if x.get("tag") == "inet"]
+    check("denials: the audit line carries the call's denials", a and a[0].get("denials"), a)
 
 
 if __name__ == "__main__":

@@ -284,6 +284,29 @@ static int k_audit(struct corral_policy *p, const char *path, json_t *v, struct 
 	return get_path_or_null(path, v, &p->audit, err);
 }
 
+static int k_approve(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err)
+{
+	char *a;
+	int r;
+
+	if (json_is_null(v)) {
+		free(p->approve);
+		p->approve = NULL;
+		return 0;
+	}
+	if (!json_is_string(v))
+		return type_error(path, "a string (a shell command) or null", err);
+	r = pv_approve(path, json_string_value(v), err);
+	if (r < 0)
+		return r;
+	a = strdup(json_string_value(v));
+	if (!a)
+		return oom(path, err);
+	free(p->approve);
+	p->approve = a;
+	return 0;
+}
+
 static int k_cwd(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err)
 {
 	char *s;
@@ -513,6 +536,7 @@ static const struct key_handler top_keys[] = {
 	{ "cwd", k_cwd },
 	{ "audit", k_audit },
 	{ "allow", k_allow },
+	{ "approve", k_approve },
 	{},
 };
 

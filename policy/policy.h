@@ -46,6 +46,12 @@ struct corral_policy {
 	char *cwd;
 	/* Append one JSON line per run to this file (absolute path), or NULL: no audit log. */
 	char *audit;
+	/*
+	 * Sessions: a host command (sh -c, outside the sandbox) asked before
+	 * each call, the request's JSON on its stdin, exit 0 approves; or NULL.
+	 * Runs ignore it.
+	 */
+	char *approve;
 	struct {
 		struct corral_strv read_only;
 		struct corral_strv read_write;

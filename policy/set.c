@@ -83,6 +83,19 @@ int corral_policy_overlay(struct corral_policy *p, const char *option, const cha
 	if (r < 0)
 		return r;
 
+	if (strcmp(option, "approve") == 0) {
+		char *a;
+
+		r = pv_approve(name, value, err);
+		if (r < 0)
+			return r;
+		a = strdup(value);
+		if (!a)
+			return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "%s: out of memory", name);
+		free(p->approve);
+		p->approve = a;
+		return 0;
+	}
 	if (strcmp(option, "audit") == 0) {
 		_cleanup_free_ char *path = NULL;
 

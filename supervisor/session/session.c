@@ -89,6 +89,7 @@ struct corral_session {
 	char **env;                 /* exported variables the last bash call left (NULL: the base) */
 	int audit_fd;
 	char *approve;              /* the approval command, or NULL */
+	const char *approve_key;    /* where it came from: "--approve" or "policy key approve" */
 	char session_id[33];
 	char policy_sha256[65];
 	const char *bash;
@@ -1044,6 +1045,9 @@ static int approved(struct corral_session *s, struct call *c, char *why, size_t 
 			*nl = 0;
 		if (timed_out)
 			snprintf(why, wsz, "the approve command gave no answer within 60 s");
+		else if (WIFEXITED(status) && (WEXITSTATUS(status) == 127 || WEXITSTATUS(status) == 126))
+			snprintf(why, wsz, "the approve command (%s) could not be run (exit %d: %.300s): every call is "
+				 "denied until it is fixed", s->approve_key, WEXITSTATUS(status), *buf ? buf : "not found");
 		else
 			snprintf(why, wsz, "denied by the approve command (%s %d)%s%.300s",
 				 WIFEXITED(status) ? "exit" : "signal",
@@ -1441,6 +1445,38 @@ static void route_denials(void *arg, pid_t pid, struct corral_denials *d)
 }
 
 /*
+ * The approval gate: the option (--approve, corral_session_opts.approve)
+ * over the policy's key "approve". A command naming an absolute path that
+ * cannot be executed is refused here, naming where it came from.
+ */
+static int session_approve(struct corral_session *s, const struct corral_session_opts *o, struct corral_error *err)
+{
+	bool opt = o->sz >= offsetof(struct corral_session_opts, approve) + sizeof(o->approve) && o->approve;
+	const char *a = opt ? o->approve : s->sb->policy->approve;
+	const char *key = opt ? "--approve" : "policy key approve";
+	char first[4096];
+	size_t n;
+
+	if (!a)
+		return 0;
+	a += strspn(a, " \t");
+	n = strcspn(a, " \t\n;|&<>()$`'\"\\");
+	if (a[0] == '/' && n < sizeof(first) && (a[n] == 0 || a[n] == ' ' || a[n] == '\t' || a[n] == '\n')) {
+		memcpy(first, a, n);
+		first[n] = 0;
+		if (access(first, X_OK) < 0)
+			return corral_err(err, CORRAL_E_POLICY, errno, "%s: the approve command %s cannot be run: %s "
+					  "(it runs on the host before each call; fix the path, or drop %s)", key, first,
+					  corral_strerror(errno), key);
+	}
+	s->approve = strdup(opt ? o->approve : s->sb->policy->approve);
+	if (!s->approve)
+		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+	s->approve_key = key;
+	return 0;
+}
+
+/*
  * The session's sandbox. DESIGN.md: a session makes its PID namespace once
  * and defaults to proc "private" where corral can make one (as root, or
  * unprivileged where user namespaces are allowed); a proc the policy or
@@ -1511,11 +1547,6 @@ _public_ int corral_session_new(const struct corral_policy *p, const struct corr
 	s->fn = fn;
 	s->userdata = userdata;
 	s->max_calls = o.max_calls ? o.max_calls : DEFAULT_MAX_CALLS;
-	if (o.sz >= offsetof(struct corral_session_opts, approve) + sizeof(o.approve) && o.approve &&
-	    !(s->approve = strdup(o.approve))) {
-		free(s);
-		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
-	}
 	s->audit_fd = -1;
 	s->t.pid = -1;
 	s->t.ctl = s->t.pidfd = s->t.devnull = s->t.un_stop = -1;
@@ -1539,6 +1570,9 @@ _public_ int corral_session_new(const struct corral_policy *p, const struct corr
 			goto fail;
 		}
 	}
+	r = session_approve(s, &o, err);
+	if (r < 0)
+		goto fail;
 	memcpy(s->policy_sha256, s->sb->policy_sha256, sizeof(s->policy_sha256));
 	if (!s->policy_sha256[0]) {
 		/* The policy's identity for the audit lines: SHA-256 of its canonical form. */

@@ -478,6 +478,50 @@ def run_approve(base, root):
     check("approve: denied calls are audited", len(denied) == 2 and len(lines) == 3, lines)
     saw = [json.loads(open(os.path.join(base, f)).read()) for f in os.listdir(base) if f.startswith("approver-saw")]
     check("approve: the approver reads the request's JSON", any(x.get("command") == "echo fine" for x in saw), saw)
+    run_approve_key(base, root)
+
+
+def run_approve_key(base, root):
+    # The policy key "approve": the same gate from the policy file; --approve overrides it.
+    log = os.path.join(base, "audit-approve-key.log")
+    pol = os.path.join(base, "approve-policy.json")
+    with open(pol, "w") as f:
+        json.dump({"approve": "grep -q '\"allowed\"'"}, f)
+    s = Session(CORRAL, root, "--policy", pol, "--audit", log)
+    r = s.call("exec", argv=["/bin/echo", "allowed"])
+    check("approve key: a call the policy's command approves runs (control)", r.get("stdout") == "allowed\n", r)
+    r = s.call("exec", argv=["/bin/echo", "other"])
+    check("approve key: a call it refuses is error denied and does not run",
+          r.get("event") == "error" and r["error"]["code"] == "denied", r)
+    s.close()
+    with open(log) as f:
+        lines = [json.loads(x) for x in f.read().splitlines()]
+    check("approve key: the denied call is audited with code denied",
+          [x.get("error", {}).get("code") for x in lines] == [None, "denied"], lines)
+    s = Session(CORRAL, root, "--policy", pol, "--approve", "true")
+    r = s.call("exec", argv=["/bin/echo", "other"])
+    check("approve key: --approve overrides the policy's command", r.get("stdout") == "other\n", r)
+    s.close()
+    p = subprocess.run([CORRAL, "policy", "show", "--policy", pol], capture_output=True)
+    check("approve key: policy show prints it", json.loads(p.stdout or b"{}").get("approve") == "grep -q '\"allowed\"'", p)
+    # A missing approve command: refused at start when it names a path, denied (naming the key) otherwise.
+    with open(pol, "w") as f:
+        json.dump({"approve": "/nonexistent/corral-gate --check"}, f)
+    p = subprocess.run([CORRAL, "session", "--root", root, "--policy", pol], input=b"", capture_output=True)
+    check("approve key: a gate path that does not exist refuses the session (125), naming the key",
+          p.returncode == 125 and b"policy key approve" in p.stderr and b"/nonexistent/corral-gate" in p.stderr, p)
+    with open(pol, "w") as f:
+        json.dump({"approve": "corral-no-such-gate"}, f)
+    s = Session(CORRAL, root, "--policy", pol)
+    r = s.call("exec", argv=["/bin/true"])
+    check("approve key: a gate command not found denies the call, naming the key",
+          r.get("event") == "error" and r["error"]["code"] == "denied" and "policy key approve" in r["error"]["message"]
+          and "could not be run" in r["error"]["message"], r)
+    s.close()
+    with open(pol, "w") as f:
+        json.dump({"approve": ""}, f)
+    p = subprocess.run([CORRAL, "session", "--root", root, "--policy", pol], input=b"", capture_output=True)
+    check("approve key: an empty command is a policy error naming the key", p.returncode != 0 and b"approve: empty" in p.stderr, p)
 
 
 def run_loopback(root):

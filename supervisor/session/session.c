@@ -42,6 +42,7 @@
 #define DEFAULT_MAX_CALLS 16
 #define STATE_MAX (4u << 20)
 #define JOBS_KEPT 64
+#define WORKERS_IDLE 2
 
 struct call {
 	struct corral_session *s;
@@ -69,6 +70,7 @@ struct call {
 	unsigned long seq;      /* its number for the template (command calls), > 0 */
 	struct corral_denials denials; /* what the supervisor refused its processes, under s->lock */
 	struct call *next;
+	struct call *qnext;     /* the queue of calls waiting for a worker (s->queue) */
 };
 
 struct corral_session {
@@ -82,7 +84,15 @@ struct corral_session {
 	pthread_cond_t cond;
 	struct call *calls;         /* running, and finished background jobs (at most JOBS_KEPT) */
 	unsigned n_running, max_calls;
-	unsigned n_threads;         /* call threads not yet finished */
+	unsigned n_threads;         /* calls started and not yet finished */
+	/*
+	 * The calls' worker threads: started as calls need them, a few kept
+	 * idle (WORKERS_IDLE), so a call costs no thread creation and no
+	 * stack mapping and unmapping (with its TLB shootdown).
+	 */
+	pthread_cond_t work;
+	struct call *queue, *queue_tail;
+	unsigned n_queued, n_workers, n_idle;
 	unsigned long n_calls, n_errors, seq, call_seq;
 	bool closing;
 	char *cwd;                  /* relative to the root, "." for it */
@@ -1275,29 +1285,76 @@ static bool call_register(struct corral_session *s, struct call *c, json_t *tag)
 	return true;
 }
 
-/* Start the registered call |c| on its own thread; on failure unregister it and emit an error event. */
+/* A worker: runs queued calls, then waits for more; ends when enough others are idle, or at the session's end. */
+static void *worker_main(void *arg)
+{
+	struct corral_session *s = arg;
+
+	pthread_mutex_lock(&s->lock);
+	for (;;) {
+		struct call *c;
+
+		while (!s->queue && !s->closing) {
+			s->n_idle++;
+			pthread_cond_wait(&s->work, &s->lock);
+			s->n_idle--;
+		}
+		c = s->queue;
+		if (!c)
+			break;
+		s->queue = c->qnext;
+		if (!s->queue)
+			s->queue_tail = NULL;
+		s->n_queued--;
+		pthread_mutex_unlock(&s->lock);
+		call_main(c); /* |c| may be freed by now */
+		pthread_mutex_lock(&s->lock);
+		if (s->n_idle >= WORKERS_IDLE && !s->queue)
+			break;
+	}
+	s->n_workers--;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+/*
+ * Hand the registered call |c| to a worker (an idle one, or a new one);
+ * on failure unregister it and emit an error event. Nothing here touches
+ * |c| once s->lock is released: its worker may finish and free it.
+ */
 static void call_start(struct corral_session *s, struct call *c, json_t *id, json_t *tag)
 {
-	/*
-	 * Detached from the start, its id kept in a local: once the thread
-	 * exists it may finish and free |c| (or a later call or trim_jobs may)
-	 * before pthread_create returns, and pthread_create stores the id into
-	 * its first argument last. Stored into c->thread, that store wrote into
-	 * freed memory, a SIGSEGV inside pthread_create when malloc had given
-	 * the page back. Nothing here touches |c| after a successful create.
-	 */
-	pthread_attr_t attr;
-	pthread_t thread;
-	int e = pthread_attr_init(&attr);
+	int e = 0;
 
-	if (e == 0) {
-		e = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_mutex_lock(&s->lock);
+	c->qnext = NULL;
+	if (s->queue_tail)
+		s->queue_tail->qnext = c;
+	else
+		s->queue = c;
+	s->queue_tail = c;
+	s->n_queued++;
+	if (s->n_idle >= s->n_queued) {
+		pthread_cond_signal(&s->work);
+	} else {
+		pthread_attr_t attr;
+		pthread_t thread;
+
+		e = pthread_attr_init(&attr);
+		if (e == 0) {
+			e = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+			if (e == 0)
+				e = pthread_create(&thread, &attr, worker_main, s);
+			pthread_attr_destroy(&attr);
+		}
 		if (e == 0)
-			e = pthread_create(&thread, &attr, call_main, c);
-		pthread_attr_destroy(&attr);
+			s->n_workers++;
 	}
-	if (e != 0) {
-		pthread_mutex_lock(&s->lock);
+	if (e != 0 && s->n_workers == 0) {
+		/* No worker to take it: out of the queue (it is the only one: every queued call had a worker). */
+		s->queue = s->queue_tail = NULL;
+		s->n_queued = 0;
 		c->running = false;
 		c->joinable = false;
 		s->n_running--;
@@ -1307,7 +1364,10 @@ static void call_start(struct corral_session *s, struct call *c, json_t *id, jso
 		pthread_mutex_unlock(&s->lock);
 		emit_error(s, id, tag, "internal", "could not start a thread for the call: %s", corral_strerror(e));
 		call_free(c);
+		return;
 	}
+	/* A failed create with workers left: one of them takes the call when it is done. */
+	pthread_mutex_unlock(&s->lock);
 }
 
 _public_ int corral_session_call(struct corral_session *s, const char *request, size_t len)
@@ -1544,6 +1604,7 @@ _public_ int corral_session_new(const struct corral_policy *p, const struct corr
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_mutex_init(&s->emit_lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
+	pthread_cond_init(&s->work, NULL);
 	s->fn = fn;
 	s->userdata = userdata;
 	s->max_calls = o.max_calls ? o.max_calls : DEFAULT_MAX_CALLS;
@@ -1647,6 +1708,9 @@ _public_ void corral_session_free(struct corral_session *s)
 		}
 	while (s->n_threads)
 		pthread_cond_wait(&s->cond, &s->lock);
+	pthread_cond_broadcast(&s->work);
+	while (s->n_workers)
+		pthread_cond_wait(&s->cond, &s->lock);
 	while (s->calls) {
 		struct call *c = s->calls;
 
@@ -1666,5 +1730,6 @@ _public_ void corral_session_free(struct corral_session *s)
 	pthread_mutex_destroy(&s->lock);
 	pthread_mutex_destroy(&s->emit_lock);
 	pthread_cond_destroy(&s->cond);
+	pthread_cond_destroy(&s->work);
 	free(s);
 }

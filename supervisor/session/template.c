@@ -508,8 +508,14 @@ static _Noreturn void keeper(const struct t_args *a, int fds[T_NFDS], size_t inl
 		rep.start_err = -c;
 		goto out;
 	}
-	/* K: nothing of the command's stdio stays open here (EOF follows the tree's end). */
-	for (int i = 0; i < 4; i++)
+	/*
+	 * K keeps the command's stdout and stderr open until it exits, after
+	 * its report: the supervisor then sees the report and the end of both
+	 * streams in one wake-up instead of two (K kills whatever of the tree
+	 * is left before it reports, so EOF still means the whole tree ended).
+	 * Its copy of stdin goes now: a writer must see the reader gone.
+	 */
+	for (int i = 0; i < 2; i++)
 		fds[i] = safe_close(fds[i]);
 	safe_close(ep[1]);
 	if (k.data && k.data != g_inline)

@@ -819,10 +819,13 @@ static void command_result(struct call *c, const struct corral_result *res, cons
 	json_decref(rj);
 	audit(s, c, res, res->ended_by ? res->ended_by : corral_template_ended_by(res, tc->cancelled), cwd, NULL,
 	      NULL);
-	pthread_mutex_lock(&s->lock);
-	json_decref(c->final);
-	c->final = json_deep_copy(ev);
-	pthread_mutex_unlock(&s->lock);
+	/* A background job's result, for a job_kill that comes after its end (a call's is not asked for again). */
+	if (c->background) {
+		pthread_mutex_lock(&s->lock);
+		json_decref(c->final);
+		c->final = json_deep_copy(ev);
+		pthread_mutex_unlock(&s->lock);
+	}
 	call_finish(c);
 	emit(s, ev);
 }
@@ -843,7 +846,7 @@ static void run_command(struct call *c)
 	int r;
 
 	envp = session_env(s);
-	before = session_env(s);
+	before = bash ? session_env(s) : NULL; /* what take_state compares the bash call's exports with */
 	if ((v = json_object_get(req, "timeout")))
 		timeout = json_number_value(v);
 	if ((v = json_object_get(req, "max_output")))

@@ -467,8 +467,17 @@ static void keeper_collect(int err_r, struct t_report *rep)
 	}
 }
 
-/* K: one call. Never returns. */
-static _Noreturn void keeper(const struct t_args *a, int fds[T_NFDS], size_t inline_len, pid_t template_pid)
+/* K's own steps, before any call: its session, death with T, subreaper, its Landlock domain A. 0 or an errno. */
+static int keeper_setup(const struct t_args *a, pid_t template_pid)
+{
+	if (setsid() < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != template_pid ||
+	    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0 || ll_restrict(a->scope_fd) < 0)
+		return errno ? errno : EIO;
+	return 0;
+}
+
+/* K: one call (|setup_err|: keeper_setup's). Never returns. */
+static _Noreturn void keeper(const struct t_args *a, int fds[T_NFDS], size_t inline_len, int setup_err)
 {
 	struct t_report rep = { .magic = T_MAGIC };
 	struct k_call k = {};
@@ -476,9 +485,8 @@ static _Noreturn void keeper(const struct t_args *a, int fds[T_NFDS], size_t inl
 	sigset_t ss;
 	pid_t c;
 
-	if (setsid() < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != template_pid ||
-	    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0 || ll_restrict(a->scope_fd) < 0) {
-		rep.start_err = errno ? errno : EIO;
+	if (setup_err) {
+		rep.start_err = setup_err;
 		goto out;
 	}
 	e = keeper_parse(fds[0], inline_len, &k);
@@ -527,8 +535,13 @@ out:
 	_exit(0);
 }
 
-/* T's request: the call's data (inline, or a memfd) and its pipes. Returns false on EOF (or a broken socket). */
-static bool serve_one(const struct t_args *a)
+/*
+ * Receive one call from the control socket into |kf| (kf[0] the memfd, or
+ * -1 with the data inline in g_inline, |*inline_len| bytes). 1: a call;
+ * 0: nothing (EAGAIN, EINTR, or a malformed message, dropped); -1: EOF or
+ * a broken socket.
+ */
+static int receive_call(int ctl, int flags, int kf[T_NFDS], size_t *inline_len)
 {
 	union {
 		char buf[CMSG_SPACE(sizeof(int) * T_NFDS)];
@@ -540,15 +553,14 @@ static bool serve_one(const struct t_args *a)
 	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2, .msg_control = u.buf,
 			      .msg_controllen = sizeof(u.buf) };
 	int fds[T_NFDS], nfds = 0;
-	struct cmsghdr *cm;
-	ssize_t n = recvmsg(a->ctl, &msg, MSG_CMSG_CLOEXEC);
-	size_t inline_len = n > (ssize_t)sizeof(magic) ? (size_t)n - sizeof(magic) : 0;
+	ssize_t n = recvmsg(ctl, &msg, MSG_CMSG_CLOEXEC | flags);
 
+	*inline_len = n > (ssize_t)sizeof(magic) ? (size_t)n - sizeof(magic) : 0;
 	if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
-		return false;
+		return -1;
 	if (n < 0)
-		return true;
-	for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
+		return 0;
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
 		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
 			int k = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
 
@@ -563,32 +575,82 @@ static bool serve_one(const struct t_args *a)
 			}
 		}
 	/* Five fds: the data came inline; six: the first is its memfd. */
-	if ((nfds == T_NFDS || (nfds == T_NFDS - 1 && inline_len)) && magic == T_MAGIC &&
+	if ((nfds == T_NFDS || (nfds == T_NFDS - 1 && *inline_len)) && magic == T_MAGIC &&
 	    !(msg.msg_flags & (MSG_CTRUNC | MSG_TRUNC))) {
-		int kf[T_NFDS] = { -1 };
-		pid_t self = getpid(), k;
-
+		kf[0] = -1;
 		memcpy(kf + (T_NFDS - nfds), fds, sizeof(int) * (size_t)nfds);
-		k = raw_fork();
-		if (k == 0) {
-			close(a->ctl);
-			keeper(a, kf, inline_len, self);
-		}
-		if (k < 0) {
-			struct t_report rep = { .magic = T_MAGIC, .start_err = errno };
-
-			write_report(kf[4], &rep);
-		}
+		return 1;
 	}
 	for (int i = 0; i < nfds; i++)
 		close(fds[i]);
+	return 0;
+}
+
+/*
+ * T's own service, when it has no spare keeper (it could not fork one):
+ * one call, for a keeper forked now, or answered with the fork's error.
+ * Returns false on EOF (or a broken socket).
+ */
+static bool serve_one(const struct t_args *a)
+{
+	int kf[T_NFDS];
+	size_t inline_len;
+	int r = receive_call(a->ctl, MSG_DONTWAIT, kf, &inline_len);
+	pid_t self = getpid(), k;
+
+	if (r <= 0)
+		return r == 0;
+	k = raw_fork();
+	if (k == 0) {
+		close(a->ctl);
+		keeper(a, kf, inline_len, keeper_setup(a, self));
+	}
+	if (k < 0) {
+		struct t_report rep = { .magic = T_MAGIC, .start_err = errno };
+
+		write_report(kf[4], &rep);
+	}
+	for (int i = 0; i < T_NFDS; i++)
+		if (kf[i] >= 0)
+			close(kf[i]);
 	return true;
+}
+
+/*
+ * A spare keeper: forked ahead of the next call, its own steps done
+ * (keeper_setup), it takes the next call off the control socket itself,
+ * tells T (its pid on |taken_w|: T forks the next spare meanwhile) and
+ * runs it. A call's critical path then has no fork of T and no hand-over
+ * through T. The spare's pid, or -1.
+ */
+static pid_t spawn_spare(const struct t_args *a, int taken_w)
+{
+	pid_t self = getpid(), k = raw_fork();
+
+	if (k == 0) {
+		int kf[T_NFDS], e = keeper_setup(a, self), r;
+		size_t inline_len;
+		pid_t me = getpid();
+
+		while ((r = receive_call(a->ctl, 0, kf, &inline_len)) == 0)
+			;
+		if (r < 0)
+			_exit(0); /* the session ends */
+		{
+			ssize_t _unused_ n = write(taken_w, &me, sizeof(me));
+		}
+		close(taken_w);
+		close(a->ctl);
+		keeper(a, kf, inline_len, e);
+	}
+	return k;
 }
 
 static int template_main(const struct corral_child *c, void *arg)
 {
 	const struct t_args *a = arg;
-	int keep[3] = { a->root_fd, a->scope_fd, a->ctl }, sfd;
+	int keep[3] = { a->root_fd, a->scope_fd, a->ctl }, sfd, taken[2];
+	pid_t spare;
 	sigset_t ss;
 
 	/* Sorted for close_except. */
@@ -613,24 +675,35 @@ static int template_main(const struct corral_child *c, void *arg)
 	sigaddset(&ss, SIGHUP);
 	sigaddset(&ss, SIGINT);
 	sfd = signalfd(-1, &ss, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (sfd < 0 || send(a->ctl, "R", 1, MSG_NOSIGNAL) != 1)
+	if (sfd < 0 || pipe2(taken, O_CLOEXEC | O_NONBLOCK) < 0 || send(a->ctl, "R", 1, MSG_NOSIGNAL) != 1)
 		goto die;
+	spare = spawn_spare(a, taken[1]);
 	for (;;) {
-		struct pollfd pf[2] = { { .fd = a->ctl, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
+		/* With a spare keeper the calls are its: T only watches for the session's end (POLLHUP). */
+		struct pollfd pf[3] = { { .fd = a->ctl, .events = spare > 0 ? 0 : POLLIN }, { .fd = sfd, .events = POLLIN },
+					{ .fd = taken[0], .events = POLLIN } };
 		struct signalfd_siginfo si;
 		bool stop = false;
+		pid_t w;
 
-		if (poll(pf, 2, -1) < 0 && errno != EINTR)
+		if (poll(pf, 3, -1) < 0 && errno != EINTR)
 			break;
 		while (read(sfd, &si, sizeof(si)) == sizeof(si))
 			if (si.ssi_signo != SIGCHLD)
 				stop = true;
 		/* K processes, and orphans whose K died: reaped here, nothing reported. */
-		while (waitpid(-1, NULL, WNOHANG | __WALL) > 0)
-			;
-		if (stop)
+		while ((w = waitpid(-1, NULL, WNOHANG | __WALL)) > 0)
+			if (w == spare)
+				spare = -1;
+		while (read(taken[0], &w, sizeof(w)) == sizeof(w))
+			if (w == spare)
+				spare = -1;
+		if (stop || (spare > 0 && (pf[0].revents & (POLLHUP | POLLERR))))
 			break;
-		if ((pf[0].revents & (POLLIN | POLLHUP | POLLERR)) && !serve_one(a))
+		if (spare < 0)
+			spare = spawn_spare(a, taken[1]);
+		/* No spare (the processes limit is reached): T forks a keeper per call, or answers the error. */
+		if (spare < 0 && (pf[0].revents & (POLLIN | POLLHUP | POLLERR)) && !serve_one(a))
 			break;
 	}
 die:

@@ -632,6 +632,7 @@ static pid_t spawn_spare(const struct t_args *a, int taken_w)
 		size_t inline_len;
 		pid_t me = getpid();
 
+		(void)prctl(PR_SET_NAME, "corral-spare", 0, 0, 0);
 		while ((r = receive_call(a->ctl, 0, kf, &inline_len)) == 0)
 			;
 		if (r < 0)

@@ -71,6 +71,7 @@ struct call {
 	struct corral_denials denials; /* what the supervisor refused its processes, under s->lock */
 	struct call *next;
 	struct call *qnext;     /* the queue of calls waiting for a worker (s->queue) */
+	struct cmd_run *sent;   /* a command sent to the template when its request was read, for its worker */
 };
 
 struct corral_session {
@@ -830,23 +831,29 @@ static void command_result(struct call *c, const struct corral_result *res, cons
 	emit(s, ev);
 }
 
-static void run_command(struct call *c)
+/* A command call between its send (possibly on the thread that read the request) and its wait (its worker). */
+struct cmd_run {
+	struct cmd m;
+	char **envp, **before, *cwd;
+	struct corral_tcall tc;
+	bool bash, oom;
+	int send_r;               /* corral_template_send's: 0, or -errno with |err| */
+	struct corral_error err;
+};
+
+/* Prepare call |c|'s command from the session's state, and send it to the template. */
+static void command_start(struct call *c, struct cmd_run *k)
 {
 	struct corral_session *s = c->s;
-	json_t *req = c->req, *v, *warnings = json_array();
-	struct corral_result res = CORRAL_RESULT_INIT;
-	struct corral_error err = {};
-	struct corral_tcall tc = {};
-	struct cmd m = {};
-	char **envp = NULL, **before = NULL, *cwd = session_cwd(s);
-	bool bash = strcmp(c->tool, "bash") == 0;
+	json_t *req = c->req, *v;
 	double timeout = s->sb->policy->timeout > 0 ? s->sb->policy->timeout : DEFAULT_TIMEOUT;
 	size_t max_output = s->sb->policy->limits.output ? s->sb->policy->limits.output : DEFAULT_OUTPUT;
 	const char *key;
-	int r;
 
-	envp = session_env(s);
-	before = bash ? session_env(s) : NULL; /* what take_state compares the bash call's exports with */
+	k->bash = strcmp(c->tool, "bash") == 0;
+	k->cwd = session_cwd(s);
+	k->envp = session_env(s);
+	k->before = k->bash ? session_env(s) : NULL; /* what take_state compares the bash call's exports with */
 	if ((v = json_object_get(req, "timeout")))
 		timeout = json_number_value(v);
 	if ((v = json_object_get(req, "max_output")))
@@ -854,40 +861,77 @@ static void run_command(struct call *c)
 	c->jmax = max_output;
 	if ((v = json_object_get(req, "env")))
 		json_object_foreach(v, key, v) {
-			if (!envp || envp_set(&envp, key, json_string_value(v)) < 0)
+			if (!k->envp || envp_set(&k->envp, key, json_string_value(v)) < 0)
 				break;
 		}
-	if (command_argv(c, bash, &m) < 0 || !envp || !cwd) {
-		call_finish(c);
-		emit_error(s, c->id, json_object_get(req, "tag"), "internal", "out of memory");
-		audit(s, c, NULL, NULL, cwd, "internal", "out of memory");
-		goto out;
+	if (command_argv(c, k->bash, &k->m) < 0 || !k->envp || !k->cwd) {
+		k->oom = true;
+		return;
 	}
-	tc = (struct corral_tcall){
-		.seq = c->seq, .argv = m.argv, .envp = envp, .cwd = cwd, .timeout = timeout, .max_output = max_output,
-		.cancel_fd = c->cancel_fd, .on_output = (c->background || c->stream) ? on_output : NULL, .arg = c,
+	k->tc = (struct corral_tcall){
+		.seq = c->seq, .argv = k->m.argv, .envp = k->envp, .cwd = k->cwd, .timeout = timeout,
+		.max_output = max_output, .cancel_fd = c->cancel_fd,
+		.on_output = (c->background || c->stream) ? on_output : NULL, .arg = c,
 	};
 	if ((v = json_object_get(req, "stdin"))) {
-		tc.stdin_data = json_string_value(v);
-		tc.stdin_len = json_string_length(v);
+		k->tc.stdin_data = json_string_value(v);
+		k->tc.stdin_len = json_string_length(v);
 	}
-	r = s->docker ? corral_dsession_exec(s->docker, &tc, &res, &err) : corral_template_exec(&s->t, &tc, &res, &err);
+	/* docker: the call goes to the container's exec API when its worker waits (corral_dsession_exec). */
+	if (!s->docker)
+		k->send_r = corral_template_send(&s->t, &k->tc, &k->err);
+}
+
+static void command_run_free(struct corral_session *s, struct cmd_run *k)
+{
+	if (!k)
+		return;
+	command_free(s, &k->m);
+	envp_free(k->envp);
+	envp_free(k->before);
+	free(k->cwd);
+	free(k);
+}
+
+/* Wait for call |c|'s command (sent by command_start), then its result event and audit line. */
+static void command_wait(struct call *c, struct cmd_run *k)
+{
+	struct corral_session *s = c->s;
+	json_t *req = c->req, *warnings = json_array();
+	struct corral_result res = CORRAL_RESULT_INIT;
+	struct corral_error err = {};
+	int r;
+
+	if (k->oom) {
+		call_finish(c);
+		emit_error(s, c->id, json_object_get(req, "tag"), "internal", "out of memory");
+		audit(s, c, NULL, NULL, k->cwd, "internal", "out of memory");
+		goto out;
+	}
+	if (s->docker)
+		r = corral_dsession_exec(s->docker, &k->tc, &res, &err);
+	else
+		r = k->send_r < 0 ? k->send_r : corral_template_wait(&k->tc, &res, &err);
+	if (k->send_r < 0)
+		err = k->err;
 	memcpy(res.run_id, c->run_id, sizeof(res.run_id));
 	res.started_at_ms = c->started_ms;
 	if (r < 0) {
 		call_finish(c);
 		emit_error(s, c->id, json_object_get(req, "tag"), corral_error_code_name(err.code), "%s", err.message);
-		audit(s, c, NULL, NULL, cwd, corral_error_code_name(err.code), err.message);
+		audit(s, c, NULL, NULL, k->cwd, corral_error_code_name(err.code), err.message);
 		goto out;
 	}
 	/* What the supervisor refused the call's processes, and what their stderr says was refused. */
-	pthread_mutex_lock(&s->lock);
-	corral_denials_collect(&c->denials, s->sb, &s->t.run, &res);
-	pthread_mutex_unlock(&s->lock);
-	if (tc.cwd_failed) {
+	if (!s->docker) {
+		pthread_mutex_lock(&s->lock);
+		corral_denials_collect(&c->denials, s->sb, &s->t.run, &res);
+		pthread_mutex_unlock(&s->lock);
+	}
+	if (k->tc.cwd_failed) {
 		char w[600];
 
-		snprintf(w, sizeof(w), "the working directory %s is gone: the command ran in the root", cwd);
+		snprintf(w, sizeof(w), "the working directory %s is gone: the command ran in the root", k->cwd);
 		json_array_append_new(warnings, corral_json_text(w, strlen(w)));
 	}
 	/* What compat "best-effort" dropped, in every command's warnings as in a run's. */
@@ -898,20 +942,35 @@ static void run_command(struct call *c)
 		json_array_append_new(warnings, corral_json_text(w, strlen(w)));
 	}
 	/* A call that ended on its own leaves its state (a background, timed-out or cancelled one none). */
-	if (bash) {
-		if (!c->background && !res.timed_out && !tc.cancelled)
-			take_state(s, m.state_name, warnings, json_object_get(req, "env"), before);
+	if (k->bash) {
+		if (!c->background && !res.timed_out && !k->tc.cancelled)
+			take_state(s, k->m.state_name, warnings, json_object_get(req, "env"), k->before);
 		else
-			unlinkat(s->t.run.tmp_fd, m.state_name, 0);
+			unlinkat(s->t.run.tmp_fd, k->m.state_name, 0);
 	}
-	command_result(c, &res, &tc, warnings, cwd, bash);
+	command_result(c, &res, &k->tc, warnings, k->cwd, k->bash);
 out:
 	corral_result_clear(&res);
 	json_decref(warnings);
-	command_free(s, &m);
-	envp_free(envp);
-	envp_free(before);
-	free(cwd);
+}
+
+/* A command call on its worker: sent already when the request was read (c->sent), else now. */
+static void run_command(struct call *c)
+{
+	struct cmd_run *k = c->sent;
+
+	c->sent = NULL;
+	if (!k) {
+		k = calloc(1, sizeof(*k));
+		if (!k) {
+			call_finish(c);
+			emit_error(c->s, c->id, json_object_get(c->req, "tag"), "internal", "out of memory");
+			return;
+		}
+		command_start(c, k);
+	}
+	command_wait(c, k);
+	command_run_free(c->s, k);
 }
 
 static void run_file_tool(struct call *c)
@@ -1366,6 +1425,17 @@ static void call_start(struct corral_session *s, struct call *c, json_t *id, jso
 		pthread_cond_broadcast(&s->cond);
 		pthread_mutex_unlock(&s->lock);
 		emit_error(s, id, tag, "internal", "could not start a thread for the call: %s", corral_strerror(e));
+		if (c->sent && c->sent->tc.x) {
+			/* Sent already: killed and waited for, nobody would. */
+			struct corral_result res = CORRAL_RESULT_INIT;
+			uint64_t one = 1;
+			ssize_t _unused_ n = write(c->cancel_fd, &one, sizeof(one));
+
+			corral_template_wait(&c->sent->tc, &res, NULL);
+			corral_result_clear(&res);
+		}
+		command_run_free(s, c->sent);
+		c->sent = NULL;
 		call_free(c);
 		return;
 	}
@@ -1444,6 +1514,13 @@ _public_ int corral_session_call(struct corral_session *s, const char *request, 
 	/* Before the thread exists, so "started" always comes before the result. */
 	if (c->background)
 		emit(s, event_new(id, "started", tag));
+	/*
+	 * A command with no approval to wait for goes to the template at once,
+	 * from this thread: its worker's wake-up then runs alongside the
+	 * command instead of before it.
+	 */
+	if (c->command && !s->approve && !s->docker && (c->sent = calloc(1, sizeof(*c->sent))))
+		command_start(c, c->sent);
 	call_start(s, c, id, tag);
 	return 0;
 }

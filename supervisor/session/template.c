@@ -1332,35 +1332,72 @@ static int x_result(struct corral_tcall *c, struct x_call *x, struct corral_resu
 	return 0;
 }
 
-int corral_template_exec(struct corral_template *t, struct corral_tcall *c, struct corral_result *res,
-			 struct corral_error *err)
+static void x_free(struct x_call *x)
 {
-	struct x_call x = {
-		.out = { -1, -1 }, .er = { -1, -1 }, .rp = { -1, -1 }, .kp = { -1, -1 }, .in = { -1, -1 },
-	};
+	if (!x)
+		return;
+	corral_stream_free(&x->cap[0]);
+	corral_stream_free(&x->cap[1]);
+	for (int i = 0; i < 2; i++) {
+		safe_close(x->out[i]);
+		safe_close(x->er[i]);
+		safe_close(x->rp[i]);
+		safe_close(x->kp[i]);
+		safe_close(x->in[i]);
+	}
+	free(x);
+}
+
+int corral_template_send(struct corral_template *t, struct corral_tcall *c, struct corral_error *err)
+{
+	struct x_call *x;
+	int r;
+
+	c->x = NULL;
+	if (t->ctl < 0)
+		return corral_err(err, CORRAL_E_SETUP, ESHUTDOWN, "session: the template is gone");
+	x = malloc(sizeof(*x));
+	if (!x)
+		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+	*x = (struct x_call){ .out = { -1, -1 }, .er = { -1, -1 }, .rp = { -1, -1 }, .kp = { -1, -1 }, .in = { -1, -1 } };
+	x->start = now_ms();
+	x->deadline = x->start + c->timeout * 1e3;
+	corral_stream_init(&x->cap[0], -1, c->max_output);
+	corral_stream_init(&x->cap[1], -1, c->max_output);
+	r = x_send(t, c, x, err);
+	if (r < 0) {
+		x_free(x);
+		return r;
+	}
+	c->x = x;
+	return 0;
+}
+
+int corral_template_wait(struct corral_tcall *c, struct corral_result *res, struct corral_error *err)
+{
+	struct x_call *x = c->x;
 	int r;
 
 	memset(res, 0, sizeof(*res));
 	res->sz = sizeof(*res);
-	if (t->ctl < 0)
-		return corral_err(err, CORRAL_E_SETUP, ESHUTDOWN, "session: the template is gone");
-	x.start = now_ms();
-	x.deadline = x.start + c->timeout * 1e3;
-	corral_stream_init(&x.cap[0], -1, c->max_output);
-	corral_stream_init(&x.cap[1], -1, c->max_output);
-	r = x_send(t, c, &x, err);
-	if (r == 0) {
-		x_wait(c, &x, res);
-		r = x_result(c, &x, res, err);
-	}
-	corral_stream_free(&x.cap[0]);
-	corral_stream_free(&x.cap[1]);
-	for (int i = 0; i < 2; i++) {
-		safe_close(x.out[i]);
-		safe_close(x.er[i]);
-		safe_close(x.rp[i]);
-		safe_close(x.kp[i]);
-		safe_close(x.in[i]);
-	}
+	if (!x)
+		return corral_err(err, CORRAL_E_INTERNAL, EINVAL, "session: no call was sent");
+	x_wait(c, x, res);
+	r = x_result(c, x, res, err);
+	x_free(x);
+	c->x = NULL;
 	return r;
+}
+
+int corral_template_exec(struct corral_template *t, struct corral_tcall *c, struct corral_result *res,
+			 struct corral_error *err)
+{
+	int r = corral_template_send(t, c, err);
+
+	if (r < 0) {
+		memset(res, 0, sizeof(*res));
+		res->sz = sizeof(*res);
+		return r;
+	}
+	return corral_template_wait(c, res, err);
 }

@@ -66,6 +66,7 @@ struct corral_tcall {
 	bool cancelled;             /* out: cancel_fd fired */
 	bool cwd_failed;            /* out: the cwd was gone: the command ran in the root */
 	unsigned long leftovers;    /* out: processes still alive when the main one ended, killed */
+	void *x;                    /* between corral_template_send and _wait: the call in flight */
 };
 
 /*
@@ -75,6 +76,15 @@ struct corral_tcall {
  */
 int corral_template_exec(struct corral_template *t, struct corral_tcall *c, struct corral_result *res,
 			 struct corral_error *err);
+
+/*
+ * The two halves of corral_template_exec: hand the command to the template
+ * (0, or -errno with |err|: nothing was started), then, from any thread,
+ * wait for its whole tree to end (as corral_template_exec). A sent call
+ * must be waited for. The deadline counts from the send.
+ */
+int corral_template_send(struct corral_template *t, struct corral_tcall *c, struct corral_error *err);
+int corral_template_wait(struct corral_tcall *c, struct corral_result *res, struct corral_error *err);
 
 /* What ended a call, from its result: cancelled, timeout, cpu, file_size, signal or exit. */
 const char *corral_template_ended_by(const struct corral_result *r, bool cancelled);

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Session latency and memory from a Python client (issue: agent sessions).
 
-    python3 bench/session.py [--corral PATH] [--rounds N] [--json FILE]
+    python3 bench/session.py [--corral PATH] [--against PATH] [--rounds N] [--json FILE]
 
 Interleaved, from one Python process holding one `corral session`:
   exec ["/bin/true"]  vs  subprocess.run(["/bin/true"])
@@ -11,6 +11,8 @@ Interleaved, from one Python process holding one `corral session`:
 then the idle resident memory of the session's processes (RSS and PSS),
 and 1000 sequential calls checked for leaks (supervisor fds, processes,
 the session tmp's entries). Prints a table; never asserts timings.
+--against PATH: a second corral (another build) held in a session of its
+own and interleaved in the same rounds (before/after figures).
 """
 import argparse
 import json
@@ -59,6 +61,7 @@ def main():
     ap.add_argument("--corral", default=os.environ.get("CORRAL", "build/corral"))
     ap.add_argument("--rounds", type=int, default=300)
     ap.add_argument("--json")
+    ap.add_argument("--against")
     a = ap.parse_args()
     root = tempfile.mkdtemp(prefix="corral-bench-sess.")
     if os.geteuid() == 0:
@@ -69,8 +72,17 @@ def main():
     for _ in range(20):
         s.call("exec", argv=["/bin/true"])
         s.call("bash", command="true")
-    rows = {"exec": [], "py_true": [], "bash": [], "py_bash": []}
+    rows = {"exec": [], "py_true": [], "bash": [], "py_bash": [], "exec_b": [], "bash_b": []}
+    b = Session(a.against, root) if a.against else None
+    if b:
+        b.call("status")
+        for _ in range(20):
+            b.call("exec", argv=["/bin/true"])
+            b.call("bash", command="true")
     for _ in range(a.rounds):
+        if b:
+            t = time.perf_counter(); b.call("exec", argv=["/bin/true"]); rows["exec_b"].append(time.perf_counter() - t)
+            t = time.perf_counter(); b.call("bash", command="true"); rows["bash_b"].append(time.perf_counter() - t)
         t = time.perf_counter(); s.call("exec", argv=["/bin/true"]); rows["exec"].append(time.perf_counter() - t)
         t = time.perf_counter(); subprocess.run(["/bin/true"]); rows["py_true"].append(time.perf_counter() - t)
         t = time.perf_counter(); s.call("bash", command="true"); rows["bash"].append(time.perf_counter() - t)
@@ -79,6 +91,10 @@ def main():
     res["subprocess_true_ms"] = med(rows["py_true"])
     res["bash_true_ms"] = med(rows["bash"])
     res["subprocess_bash_true_ms"] = med(rows["py_bash"])
+    if b:
+        res["against_exec_true_ms"] = med(rows["exec_b"])
+        res["against_bash_true_ms"] = med(rows["bash_b"])
+        b.close()
 
     # Idle memory of every process of the session (supervisor, template, mediation helper).
     time.sleep(0.5)
@@ -89,6 +105,7 @@ def main():
 
     # 1000 calls leak nothing: supervisor fds, processes, tmp entries.
     tmp = s.call("bash", command="echo $TMPDIR").get("stdout", "").strip()
+    time.sleep(0.3)  # the last call's keeper gone, the next spare forked
     fds0 = len(os.listdir("/proc/%d/fd" % s.p.pid))
     procs0 = len(tree(s.p.pid))
     tmp0 = sorted(os.listdir(tmp)) + sorted(os.listdir(os.path.join(tmp, ".corral")))
@@ -126,6 +143,10 @@ def main():
           (res["exec_true_ms"], res["subprocess_true_ms"], res["exec_true_ms"] / res["subprocess_true_ms"]))
     print("  bash true             %7.3f ms   subprocess.run(['bash','-c','true']) %7.3f ms   ratio %.2f" %
           (res["bash_true_ms"], res["subprocess_bash_true_ms"], res["bash_true_ms"] / res["subprocess_bash_true_ms"]))
+    if b:
+        print("  --against %s: exec /bin/true %7.3f ms (ratio %.2f), bash true %7.3f ms (ratio %.2f)" %
+              (a.against, res["against_exec_true_ms"], res["against_exec_true_ms"] / res["subprocess_true_ms"],
+               res["against_bash_true_ms"], res["against_bash_true_ms"] / res["subprocess_bash_true_ms"]))
     print("  session start         %7.3f ms   corral run -- /bin/true              %7.3f ms   ratio %.2f" %
           (res["session_start_ms"], res["corral_run_true_ms"], res["session_start_ms"] / res["corral_run_true_ms"]))
     print("  idle: %d processes, RSS %d KiB, PSS %d KiB" % (res["idle_processes"], res["idle_rss_kb"], res["idle_pss_kb"]))

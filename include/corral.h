@@ -100,7 +100,7 @@ int corral_policy_load_string(const char *json, struct corral_policy **out,
  * |option| is the long option name without dashes, as in corral(1):
  * "root", "ro", "rw", "net", "timeout", "memory", "cpu", "procs",
  * "file-size", "open-files", "max-output", "env", "user", "provider",
- * "image", "compat", "cwd", "audit", "preset", "proc", "allow". "ro", "rw",
+ * "image", "compat", "cwd", "audit", "preset", "proc", "allow", "approve". "ro", "rw",
  * "env" and "allow" append; the rest replace. "cwd" is kept as given: it is relative to the
  * root, not to getcwd; a relative "audit" is made absolute like "root".
  * "preset" overwrites timeout and every limits.* key with a named set
@@ -497,7 +497,8 @@ struct corral_session_opts {
 	 * caller's environment plus CORRAL_SESSION_ID and CORRAL_TOOL) asked
 	 * before each bash, exec and file-tool call, the request's JSON on its
 	 * stdin: exit 0 approves; anything else (or no answer within 60 s) is
-	 * error "denied", audited, with the first line of its output. NULL: none.
+	 * error "denied", audited, with the first line of its output. NULL: the
+	 * policy's (key "approve"), or none.
 	 */
 	const char *approve;
 };

@@ -122,7 +122,8 @@ _public_ char *corral_policy_dump(const struct corral_policy *p)
 	if (json_object_set_new(o, "shell", string_or_null(p->shell)) < 0 ||
 	    json_object_set_new(o, "cwd", string_or_null(p->cwd)) < 0 ||
 	    json_object_set_new(o, "audit", string_or_null(p->audit)) < 0 ||
-	    json_object_set_new(o, "allow", strv_json(&p->allow)) < 0)
+	    json_object_set_new(o, "allow", strv_json(&p->allow)) < 0 ||
+	    json_object_set_new(o, "approve", string_or_null(p->approve)) < 0)
 		goto out;
 	text = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	if (text)

@@ -239,7 +239,11 @@ static int k_allow(struct corral_policy *p, const char *path, json_t *v, struct 
 
 static int k_proc(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err)
 {
-	return get_enum(path, v, corral_proc_names, &p->proc, err);
+	int r = get_enum(path, v, corral_proc_names, &p->proc, err);
+
+	if (r == 0)
+		p->proc_given = true;
+	return r;
 }
 
 static int k_compat(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err)
@@ -278,6 +282,29 @@ static int k_shell(struct corral_policy *p, const char *path, json_t *v, struct 
 static int k_audit(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err)
 {
 	return get_path_or_null(path, v, &p->audit, err);
+}
+
+static int k_approve(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err)
+{
+	char *a;
+	int r;
+
+	if (json_is_null(v)) {
+		free(p->approve);
+		p->approve = NULL;
+		return 0;
+	}
+	if (!json_is_string(v))
+		return type_error(path, "a string (a shell command) or null", err);
+	r = pv_approve(path, json_string_value(v), err);
+	if (r < 0)
+		return r;
+	a = strdup(json_string_value(v));
+	if (!a)
+		return oom(path, err);
+	free(p->approve);
+	p->approve = a;
+	return 0;
 }
 
 static int k_cwd(struct corral_policy *p, const char *path, json_t *v, struct corral_error *err)
@@ -509,6 +536,7 @@ static const struct key_handler top_keys[] = {
 	{ "cwd", k_cwd },
 	{ "audit", k_audit },
 	{ "allow", k_allow },
+	{ "approve", k_approve },
 	{},
 };
 

@@ -37,6 +37,7 @@ int pv_path(const char *name, const char *s, char **out, struct corral_error *er
 int pv_cwd(const char *name, const char *s, struct corral_error *err);
 int pv_user(const char *name, const char *s, struct corral_error *err);
 int pv_image(const char *name, const char *s, struct corral_error *err);
+int pv_approve(const char *name, const char *s, struct corral_error *err);
 int pv_env_name(const char *name, const char *s, struct corral_error *err);
 
 

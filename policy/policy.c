@@ -273,6 +273,24 @@ bad:
 			  name, corral_printable(s, pr, sizeof(pr)));
 }
 
+#define APPROVE_MAX 4096
+
+int pv_approve(const char *name, const char *s, struct corral_error *err)
+{
+	size_t n = strlen(s);
+
+	for (size_t i = 0; i < n && (s[i] == ' ' || s[i] == '\t'); i++)
+		if (i + 1 == n)
+			n = 0;
+	if (!n)
+		return corral_err(err, CORRAL_E_POLICY, 0, "%s: empty command (a shell command run before each session "
+				  "call, exit 0 approves; null for none)", name);
+	if (n > APPROVE_MAX)
+		return corral_err(err, CORRAL_E_POLICY, 0, "%s: command of %zu bytes, at most %u (put it in a script "
+				  "and name the script)", name, n, APPROVE_MAX);
+	return 0;
+}
+
 int pv_image(const char *name, const char *s, struct corral_error *err)
 {
 	char pr[64];
@@ -382,13 +400,13 @@ _public_ struct corral_policy *corral_policy_dup(const struct corral_policy *p)
 		return NULL;
 	/* Scalars first; every owned pointer is then replaced by a fresh copy. */
 	*d = *p;
-	d->root = d->user = d->shell = d->cwd = d->audit = d->docker.image = NULL;
+	d->root = d->user = d->shell = d->cwd = d->audit = d->approve = d->docker.image = NULL;
 	d->fs.read_only = d->fs.read_write = d->env.pass = d->allow = (struct corral_strv){};
 	d->env.set = NULL;
 	d->env.n_set = 0;
 	if (strdup_or_null(&d->root, p->root) < 0 || strdup_or_null(&d->user, p->user) < 0 ||
 	    strdup_or_null(&d->shell, p->shell) < 0 || strdup_or_null(&d->cwd, p->cwd) < 0 ||
-	    strdup_or_null(&d->audit, p->audit) < 0 ||
+	    strdup_or_null(&d->audit, p->audit) < 0 || strdup_or_null(&d->approve, p->approve) < 0 ||
 	    strdup_or_null(&d->docker.image, p->docker.image) < 0 ||
 	    strv_copy(&d->fs.read_only, &p->fs.read_only) < 0 ||
 	    strv_copy(&d->fs.read_write, &p->fs.read_write) < 0 ||
@@ -412,6 +430,7 @@ _public_ void corral_policy_free(struct corral_policy *p)
 	free(p->shell);
 	free(p->cwd);
 	free(p->audit);
+	free(p->approve);
 	strv_clear(&p->fs.read_only);
 	strv_clear(&p->fs.read_write);
 	strv_clear(&p->env.pass);

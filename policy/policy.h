@@ -29,6 +29,7 @@ struct corral_policy {
 	/* network "allow": egress destinations, canonical (policy/allow.h); key "allow", --allow */
 	struct corral_strv allow;
 	int proc;           /* enum corral_proc */
+	bool proc_given;    /* proc came from a policy file or option: a session keeps it (else private where it can) */
 	int compat;         /* enum corral_compat */
 	char *user;         /* NULL: default identity (DESIGN.md) */
 	/*
@@ -45,6 +46,12 @@ struct corral_policy {
 	char *cwd;
 	/* Append one JSON line per run to this file (absolute path), or NULL: no audit log. */
 	char *audit;
+	/*
+	 * Sessions: a host command (sh -c, outside the sandbox) asked before
+	 * each call, the request's JSON on its stdin, exit 0 approves; or NULL.
+	 * Runs ignore it.
+	 */
+	char *approve;
 	struct {
 		struct corral_strv read_only;
 		struct corral_strv read_write;

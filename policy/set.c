@@ -83,6 +83,19 @@ int corral_policy_overlay(struct corral_policy *p, const char *option, const cha
 	if (r < 0)
 		return r;
 
+	if (strcmp(option, "approve") == 0) {
+		char *a;
+
+		r = pv_approve(name, value, err);
+		if (r < 0)
+			return r;
+		a = strdup(value);
+		if (!a)
+			return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "%s: out of memory", name);
+		free(p->approve);
+		p->approve = a;
+		return 0;
+	}
 	if (strcmp(option, "audit") == 0) {
 		_cleanup_free_ char *path = NULL;
 
@@ -114,8 +127,13 @@ int corral_policy_overlay(struct corral_policy *p, const char *option, const cha
 		return corral_allow_add(&p->allow, name, value, err);
 	if (strcmp(option, "net") == 0)
 		return pv_enum(name, corral_network_names, value, &p->network, err);
-	if (strcmp(option, "proc") == 0)
-		return pv_enum(name, corral_proc_names, value, &p->proc, err);
+	if (strcmp(option, "proc") == 0) {
+		int pr = pv_enum(name, corral_proc_names, value, &p->proc, err);
+
+		if (pr == 0)
+			p->proc_given = true;
+		return pr;
+	}
 	if (strcmp(option, "provider") == 0)
 		return pv_enum(name, corral_provider_names, value, &p->provider, err);
 	if (strcmp(option, "compat") == 0)

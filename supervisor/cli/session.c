@@ -33,6 +33,7 @@ int cli_session(int argc, char **argv)
 		.help = "\nSession options (--audit FILE logs one line per call):\n"
 			"  --approve CMD          ask CMD (sh -c, on the host, the request's JSON on stdin) before each\n"
 			"                         bash, exec and file-tool call; non-zero exit: error \"denied\"\n"
+			"                         (overrides the policy key approve)\n"
 			"\nRequests on stdin, one JSON object per line; events on stdout (docs/sessions.md).\n",
 		.operands = "requests come on stdin, one JSON object per line",
 		.output = "events",

@@ -112,79 +112,106 @@ static json_t *denials(const struct corral_result *res)
 	return a;
 }
 
+/* The call's command: "argv", "command" or (a file tool) "path", as |key|. */
+static json_t *command_of(const struct corral_audit_call *call, const char **key)
+{
+	json_t *cmd;
+
+	if (call->argv) {
+		*key = "argv";
+		cmd = json_array();
+		for (const char *const *a = call->argv; cmd && *a; a++)
+			if (json_array_append_new(cmd, text(*a)) < 0) {
+				json_decref(cmd);
+				return NULL;
+			}
+		return cmd;
+	}
+	if (!call->command && call->path) {
+		*key = "path";
+		return text(call->path);
+	}
+	*key = "command";
+	return text(call->command ? call->command : "");
+}
+
+/* The result's fields: from |res| when it ran, else null (|host_tool|: ended_by "exit"). */
+static int result_fields(json_t *o, const struct corral_result *res, bool host_tool)
+{
+	static const char *const nulls[] = { "exit_status", "signal", "ended_by", "cpu_ms", "max_rss_kb", "denials",
+					     "leftovers_killed" };
+
+	if (res)
+		return json_object_set_new(o, "exit_status",
+					   res->exited && !res->timed_out ? json_integer(res->exit_status)
+									  : json_null()) < 0 ||
+		       json_object_set_new(o, "signal", res->signal > 0 ? json_integer(res->signal) : json_null()) < 0 ||
+		       json_object_set_new(o, "ended_by", text(res->ended_by)) < 0 ||
+		       json_object_set_new(o, "cpu_ms", ms(res->cpu_ms)) < 0 ||
+		       json_object_set_new(o, "max_rss_kb", json_integer(res->max_rss_kb)) < 0 ||
+		       json_object_set_new(o, "denials", denials(res)) < 0 ||
+		       json_object_set_new(o, "leftovers_killed", json_integer((json_int_t)res->leftovers_killed)) < 0
+		       ? -ENOMEM : 0;
+	/* Nothing ran: the result's fields are null (an error says why). */
+	for (size_t i = 0; i < ARRAY_SIZE(nulls); i++)
+		if (json_object_set_new(o, nulls[i], host_tool && i == 2 ? json_string("exit") : json_null()) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
+static int error_field(json_t *o, const struct corral_audit_call *call, const struct corral_error *cerr)
+{
+	const char *code = call->error_code ? call->error_code
+			   : corral_error_code_name(cerr && cerr->code ? cerr->code : CORRAL_E_INTERNAL);
+	const char *msg = call->error_code ? call->error_message
+			  : cerr && cerr->message[0] ? cerr->message : NULL;
+
+	return json_object_set_new(o, "error", json_pack("{s:s, s:o}", "code", code, "message",
+							 text(msg ? msg : "unknown error")));
+}
+
 int corral_audit_write(int fd, const char *policy_sha256, const char *provider, const char *network,
 		       const struct corral_audit_call *call, const struct corral_result *res, int rc,
 		       const struct corral_error *cerr)
 {
 	struct timespec now, start;
 	char ended_at[32], started_at[32] = "";
-	bool ran = rc == 0 && res;
-	json_t *o, *cmd = NULL;
+	bool ran = rc == 0 && res, failed = rc != 0 || call->error_code;
+	int64_t start_ms = call->started_at_ms ? call->started_at_ms : ran ? res->started_at_ms : 0;
+	const char *run_id = call->run_id ? call->run_id : ran && res->run_id[0] ? res->run_id : NULL;
+	const char *cmd_key;
+	json_t *o, *cmd;
 	char *line;
 	size_t len;
 	ssize_t w;
 
 	clock_gettime(CLOCK_REALTIME, &now);
 	corral_format_rfc3339(&now, ended_at, sizeof(ended_at));
-	if (res && res->started_at_ms) {
-		start.tv_sec = (time_t)(res->started_at_ms / 1000);
-		start.tv_nsec = (long)(res->started_at_ms % 1000) * 1000000;
+	if (start_ms) {
+		start.tv_sec = (time_t)(start_ms / 1000);
+		start.tv_nsec = (long)(start_ms % 1000) * 1000000;
 		corral_format_rfc3339(&start, started_at, sizeof(started_at));
 	}
-	if (call->argv) {
-		cmd = json_array();
-		for (const char *const *a = call->argv; cmd && *a; a++)
-			if (json_array_append_new(cmd, text(*a)) < 0) {
-				json_decref(cmd);
-				cmd = NULL;
-			}
-	} else {
-		cmd = text(call->command ? call->command : "");
-	}
+	cmd = command_of(call, &cmd_key);
 	/* "o" steals every reference, also when the pack fails. */
 	o = json_pack("{s:o, s:o, s:o, s:s, s:o, s:o, s:s, s:s, s:s, s:o, s:s}",
-		      "run_id", ran && res->run_id[0] ? text(res->run_id) : json_null(),
+		      "run_id", text(run_id),
 		      "session_id", text(call->session_id),
-		      "tag", text(call->tag),
+		      "tag", call->tag_json ? json_loads(call->tag_json, JSON_DECODE_ANY, NULL) : text(call->tag),
 		      "tool", call->tool ? call->tool : "run",
-		      call->argv ? "argv" : "command", cmd,
+		      cmd_key, cmd,
 		      "cwd", text(call->cwd ? call->cwd : "."),
 		      "policy_sha256", policy_sha256,
 		      "provider", provider ? provider : "local",
 		      "network", network ? network : "none",
-		      "started_at", ran && started_at[0] ? text(started_at) : json_null(),
+		      "started_at", started_at[0] ? text(started_at) : json_null(),
 		      "ended_at", ended_at);
 	if (!o)
 		return -ENOMEM;
-	if (ran) {
-		if (json_object_set_new(o, "exit_status",
-					res->exited && !res->timed_out ? json_integer(res->exit_status) : json_null()) < 0 ||
-		    json_object_set_new(o, "signal", res->signal > 0 ? json_integer(res->signal) : json_null()) < 0 ||
-		    json_object_set_new(o, "ended_by", text(res->ended_by)) < 0 ||
-		    json_object_set_new(o, "cpu_ms", ms(res->cpu_ms)) < 0 ||
-		    json_object_set_new(o, "max_rss_kb", json_integer(res->max_rss_kb)) < 0 ||
-		    json_object_set_new(o, "denials", denials(res)) < 0 ||
-		    json_object_set_new(o, "leftovers_killed", json_integer((json_int_t)res->leftovers_killed)) < 0) {
-			json_decref(o);
-			return -ENOMEM;
-		}
-	} else {
-		/* Corral's own error: nothing ran, the result's fields are null, the error says why. */
-		static const char *const nulls[] = { "exit_status", "signal", "ended_by", "cpu_ms", "max_rss_kb",
-						     "denials", "leftovers_killed" };
-
-		for (size_t i = 0; i < ARRAY_SIZE(nulls); i++)
-			if (json_object_set_new(o, nulls[i], json_null()) < 0) {
-				json_decref(o);
-				return -ENOMEM;
-			}
-		if (json_object_set_new(o, "error",
-					json_pack("{s:s, s:o}", "code",
-						  corral_error_code_name(cerr && cerr->code ? cerr->code : CORRAL_E_INTERNAL),
-						  "message", text(cerr && cerr->message[0] ? cerr->message : "unknown error"))) < 0) {
-			json_decref(o);
-			return -ENOMEM;
-		}
+	if ((call->id_json && json_object_set_new(o, "id", json_loads(call->id_json, JSON_DECODE_ANY, NULL)) < 0) ||
+	    result_fields(o, ran ? res : NULL, !failed) < 0 || (failed && error_field(o, call, cerr) < 0)) {
+		json_decref(o);
+		return -ENOMEM;
 	}
 	line = json_dumps(o, JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
 	json_decref(o);

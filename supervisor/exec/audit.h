@@ -7,6 +7,8 @@
 #ifndef CORRAL_AUDIT_H
 #define CORRAL_AUDIT_H
 
+#include <stdint.h>
+
 #include "corral.h"
 
 /* What was asked for: the call's side of the line. */
@@ -17,6 +19,14 @@ struct corral_audit_call {
 	const char *const *argv;    /* the command, or NULL ... */
 	const char *command;        /* ... the -c string (then "command" instead of "argv") */
 	const char *cwd;            /* as asked, relative to the root; NULL: "." */
+	/* A session call's own (all optional; zero for a plain run): */
+	const char *path;           /* a file tool's path (then "path" instead of argv/command) */
+	const char *id_json;        /* the request's id as JSON text: the line's "id" */
+	const char *tag_json;       /* the request's tag as JSON text (any JSON value), instead of |tag| */
+	const char *run_id;         /* the call's run id, also when nothing ran (else the result's) */
+	int64_t started_at_ms;      /* when the call began, also when nothing ran (else the result's) */
+	const char *error_code;     /* a session error code ("denied", "escape"...), else |cerr|'s */
+	const char *error_message;
 };
 
 /*
@@ -36,7 +46,9 @@ int corral_audit_policy_sha256(const struct corral_policy *p, char hex[65]);
 
 /*
  * Append the line for one call: |res| when it ran (|rc| 0), else |cerr|
- * (corral's own error) with the result's fields null. Returns 0, or
+ * (corral's own error, or the call's error_code) with the result's fields
+ * null. |rc| 0 without |res| is a host-side tool that started no process:
+ * ended_by "exit", the other result fields null. Returns 0, or
  * -errno when the line could not be written whole (-EIO for a short write).
  */
 int corral_audit_write(int fd, const char *policy_sha256, const char *provider, const char *network,

@@ -758,6 +758,10 @@ static _child_ void pidns_close_fds(const struct corral_child *c)
 	keep[nk++] = c->fd_err;
 	if (sb)
 		keep[nk++] = sb->root_fd;
+	if (c->after_confine) {
+		keep[nk++] = c->after_fds[0];
+		keep[nk++] = c->after_fds[1];
+	}
 	if (run) {
 		keep[nk++] = run->ruleset_fd;
 		keep[nk++] = run->un_child;
@@ -909,6 +913,17 @@ _child_ int corral_pidns_init_main(void *arg)
 	if (arg_start && arg_end > arg_start)
 		blank_host_args(c, arg_start, arg_end);
 
+	/*
+	 * A session's template (supervisor/session/template.c) is this init
+	 * itself, confined in place: pid 1, the reaper of its calls. Its
+	 * parent lies outside the namespace, so getppid() says 0 (the parent
+	 * was checked above through the host's /proc).
+	 */
+	if (c->after_confine) {
+		c->parent = 0;
+		corral_child_main(c);
+		_exit(127);
+	}
 	/* The command: its parent-death check looks for this init, pid 1. */
 	c->parent = getpid();
 	c->reached_exec = false;

@@ -211,6 +211,9 @@ size_t corral_denials_line_paths(const char *line, size_t len,
 		i = j;
 		if (k == 0)
 			continue;
+		/* "/bin/bash: line 1: /etc/x: Permission denied": the first is the program, not what was refused. */
+		if (j - k == 0 && j + 1 < len && line[j] == ':' && memmem(line + j, len - j, " /", 2))
+			continue;
 		fn(path, arg);
 		found++;
 	}

@@ -87,8 +87,7 @@ static bool type_ok(enum corral_argtype t, json_t *v)
 
 const size_t corral_n_tools = ARRAY_SIZE(corral_tools);
 
-static int fail(struct corral_tool_err *e, const char *code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(struct corral_tool_err *e, const char *code, const char *fmt, ...)
+int corral_tool_fail(struct corral_tool_err *e, const char *code, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -98,6 +97,8 @@ static int fail(struct corral_tool_err *e, const char *code, const char *fmt, ..
 	va_end(ap);
 	return -1;
 }
+
+#define fail corral_tool_fail
 
 void corral_request_clear(struct corral_request *r)
 {

@@ -32,6 +32,7 @@
 #include "internal/util.h"
 #include "policy/policy.h"
 #include "supervisor/docker/session.h"
+#include "supervisor/exec/audit.h"
 #include "supervisor/exec/sandbox.h"
 #include "supervisor/session/session.h"
 #include "supervisor/session/template.h"
@@ -41,6 +42,7 @@
 #define DEFAULT_MAX_CALLS 16
 #define STATE_MAX (4u << 20)
 #define JOBS_KEPT 64
+#define WORKERS_IDLE 2
 
 struct call {
 	struct corral_session *s;
@@ -65,7 +67,11 @@ struct call {
 	json_t *final;          /* a finished call's result fields, for job_kill */
 	bool joinable;          /* its thread may still touch it (false: free to free) */
 	unsigned waiters;       /* job_kill calls waiting for it to end: not trimmed */
+	unsigned long seq;      /* its number for the template (command calls), > 0 */
+	struct corral_denials denials; /* what the supervisor refused its processes, under s->lock */
 	struct call *next;
+	struct call *qnext;     /* the queue of calls waiting for a worker (s->queue) */
+	struct cmd_run *sent;   /* a command sent to the template when its request was read, for its worker */
 };
 
 struct corral_session {
@@ -79,16 +85,26 @@ struct corral_session {
 	pthread_cond_t cond;
 	struct call *calls;         /* running, and finished background jobs (at most JOBS_KEPT) */
 	unsigned n_running, max_calls;
-	unsigned n_threads;         /* call threads not yet finished */
-	unsigned long n_calls, n_errors, seq;
+	unsigned n_threads;         /* calls started and not yet finished */
+	/*
+	 * The calls' worker threads: started as calls need them, a few kept
+	 * idle (WORKERS_IDLE), so a call costs no thread creation and no
+	 * stack mapping and unmapping (with its TLB shootdown).
+	 */
+	pthread_cond_t work;
+	struct call *queue, *queue_tail;
+	unsigned n_queued, n_workers, n_idle;
+	unsigned long n_calls, n_errors, seq, call_seq;
 	bool closing;
 	char *cwd;                  /* relative to the root, "." for it */
 	char **env;                 /* exported variables the last bash call left (NULL: the base) */
 	int audit_fd;
 	char *approve;              /* the approval command, or NULL */
+	const char *approve_key;    /* where it came from: "--approve" or "policy key approve" */
 	char session_id[33];
 	char policy_sha256[65];
 	const char *bash;
+	bool proc_default;          /* proc "private" by the session's default, not the policy's */
 };
 
 /* ------------------------------------------------------------ helpers */
@@ -176,69 +192,47 @@ static void emit_error(struct corral_session *s, json_t *id, json_t *tag, const 
 
 /* ------------------------------------------------------------ audit */
 
+/*
+ * Append call |c|'s line to the session's audit log (supervisor/exec/audit.c,
+ * the one writer of DESIGN.md "Audit log" lines): |res| when its command
+ * ran, else |err_code| and |err_msg| when it failed, else (a file tool
+ * that succeeded) neither.
+ */
 static void audit(struct corral_session *s, struct call *c, const struct corral_result *res, const char *ended_by,
 		  const char *cwd, const char *err_code, const char *err_msg)
 {
-	json_t *l, *cmd;
-	char ended[48];
-	char *line;
+	json_t *argv = json_object_get(c->req, "argv"), *tag = json_object_get(c->req, "tag");
+	_cleanup_free_ const char **av = NULL;
+	_cleanup_free_ char *tag_text = NULL;
+	struct corral_result r;
+	struct corral_audit_call call = {
+		.session_id = s->session_id, .tool = c->tool,
+		.command = json_string_value(json_object_get(c->req, "command")),
+		.path = json_string_value(json_object_get(c->req, "path")),
+		.cwd = cwd, .id_json = c->id_text, .run_id = c->run_id, .started_at_ms = c->started_ms,
+		.error_code = err_code, .error_message = err_msg,
+	};
 
 	if (s->audit_fd < 0)
 		return;
-	iso_now(ended);
-	l = json_object();
-	json_object_set_new(l, "run_id", json_string(c->run_id));
-	json_object_set_new(l, "session_id", json_string(s->session_id));
-	json_object_set(l, "tag", json_object_get(c->req, "tag") ? json_object_get(c->req, "tag") : json_null());
-	json_object_set_new(l, "tool", json_string(c->tool));
-	json_object_set(l, "id", c->id);
-	if ((cmd = json_object_get(c->req, "argv")))
-		json_object_set(l, "argv", cmd);
-	else if ((cmd = json_object_get(c->req, "command")))
-		json_object_set(l, "command", cmd);
-	else if ((cmd = json_object_get(c->req, "path")))
-		json_object_set(l, "path", cmd);
-	json_object_set_new(l, "cwd", json_string(cwd ? cwd : "."));
-	json_object_set_new(l, "policy_sha256", json_string(s->policy_sha256));
-	json_object_set_new(l, "provider", json_string(s->docker ? "docker" : "local"));
-	json_object_set_new(l, "network", json_string(corral_network_name(s->sb->policy->network) ?: "none"));
-	json_object_set_new(l, "started_at", json_string(c->started_at));
-	json_object_set_new(l, "ended_at", json_string(ended));
+	if (json_is_array(argv)) {
+		av = calloc(json_array_size(argv) + 1, sizeof(*av));
+		if (!av)
+			return;
+		for (size_t i = 0; i < json_array_size(argv); i++)
+			av[i] = json_string_value(json_array_get(argv, i));
+		call.argv = av;
+	}
+	if (tag)
+		call.tag_json = tag_text = json_dumps(tag, JSON_COMPACT | JSON_ENCODE_ANY);
 	if (res) {
-		json_object_set_new(l, "exit_status", res->exited && !res->timed_out ? json_integer(res->exit_status) :
-			json_null());
-		json_object_set_new(l, "signal", res->signal ? json_integer(res->signal) : json_null());
-		json_object_set_new(l, "ended_by", json_string(ended_by));
-		json_object_set_new(l, "cpu_ms", json_real(res->cpu_ms));
-		json_object_set_new(l, "max_rss_kb", json_integer(res->max_rss_kb));
-		json_object_set_new(l, "denials", json_array());
-		json_object_set_new(l, "leftovers_killed", json_integer((json_int_t)c->leftovers));
-	} else {
-		json_object_set_new(l, "exit_status", json_null());
-		json_object_set_new(l, "signal", json_null());
-		json_object_set_new(l, "ended_by", err_code ? json_null() : json_string("exit"));
-		json_object_set_new(l, "cpu_ms", json_null());
-		json_object_set_new(l, "max_rss_kb", json_null());
-		json_object_set_new(l, "denials", json_array());
-		json_object_set_new(l, "leftovers_killed", json_null());
+		r = *res;
+		r.ended_by = ended_by;
+		r.leftovers_killed = (unsigned)c->leftovers;
+		res = &r;
 	}
-	if (err_code) {
-		json_t *e = json_object();
-
-		json_object_set_new(e, "code", json_string(err_code));
-		json_object_set_new(e, "message", corral_json_text(err_msg, strlen(err_msg)));
-		json_object_set_new(l, "error", e);
-	}
-	line = json_dumps(l, JSON_COMPACT | JSON_REAL_PRECISION(9));
-	json_decref(l);
-	if (line) {
-		size_t n = strlen(line);
-
-		line[n] = '\n';
-		/* One write on an O_APPEND fd: lines stay whole when processes share the file. */
-		ssize_t _unused_ w = write(s->audit_fd, line, n + 1);
-		free(line);
-	}
+	(void)corral_audit_write(s->audit_fd, s->policy_sha256, s->docker ? "docker" : "local",
+				 corral_network_name(s->sb->policy->network), &call, res, err_code ? -EPERM : 0, NULL);
 }
 
 /* ------------------------------------------------------------ calls */
@@ -262,6 +256,7 @@ static void call_free(struct call *c)
 	free(c->jout[0]);
 	free(c->jout[1]);
 	json_decref(c->final);
+	corral_denials_clear(&c->denials);
 	free(c);
 }
 
@@ -719,24 +714,146 @@ static int write_script(struct corral_session *s, const char *name, const char *
 	return 0;
 }
 
-static void run_command(struct call *c)
+/* A command call's argv: the exec tool's own, or bash running the command and then saving its state. */
+struct cmd {
+	char **argv;
+	char *script;             /* bash: the script (command + state capture) */
+	char script_name[64];     /* bash: the script's file in .corral, when too long for an argument */
+	char script_path[4200];
+	char state_name[64];      /* bash: where the script saves the shell's state, relative to the tmp */
+	char state_path[4200];
+};
+
+/* Build |m| for call |c|. 0 or -ENOMEM. */
+static int command_argv(struct call *c, bool bash, struct cmd *m)
 {
 	struct corral_session *s = c->s;
-	json_t *req = c->req, *v, *warnings = json_array();
-	struct corral_result res = CORRAL_RESULT_INIT;
-	struct corral_error err = {};
-	struct corral_tcall tc = {};
-	char script_name[64] = "", script_path[4200];
-	char **argv = NULL, **envp = NULL, **before = NULL, *cwd = session_cwd(s), *script = NULL, state_name[64] = "",
-	     state_path[4200] = "";
-	bool bash = strcmp(c->tool, "bash") == 0;
+	unsigned long seq;
+
+	if (!bash) {
+		json_t *a = json_object_get(c->req, "argv");
+
+		m->argv = calloc(json_array_size(a) + 1, sizeof(*m->argv));
+		for (size_t i = 0; m->argv && i < json_array_size(a); i++)
+			m->argv[i] = (char *)json_string_value(json_array_get(a, i));
+		return m->argv ? 0 : -ENOMEM;
+	}
+	pthread_mutex_lock(&s->lock);
+	seq = ++s->seq;
+	pthread_mutex_unlock(&s->lock);
+	snprintf(m->state_name, sizeof(m->state_name), ".corral/state-%lu", seq);
+	snprintf(m->state_path, sizeof(m->state_path), "%s/%s", s->t.run.tmp_path, m->state_name);
+	m->script = bash_script(m->state_path, json_string_value(json_object_get(c->req, "command")));
+	m->argv = calloc(4, sizeof(*m->argv));
+	if (!m->argv || !m->script)
+		return -ENOMEM;
+	m->argv[0] = (char *)s->bash;
+	m->argv[1] = (char *)"-c";
+	m->argv[2] = m->script;
+	/*
+	 * One argument may not exceed 128 KiB (MAX_ARG_STRLEN): a longer
+	 * script (a heredoc writing a file) goes into the session's tmp,
+	 * created by us (O_EXCL, O_NOFOLLOW below an fd of .corral), and
+	 * bash reads it from there.
+	 */
+	if (strlen(m->script) > SCRIPT_ARG_MAX) {
+		snprintf(m->script_name, sizeof(m->script_name), "cmd-%lu", seq);
+		if (write_script(s, m->script_name, m->script) == 0) {
+			snprintf(m->script_path, sizeof(m->script_path), "%s/.corral/%s", s->t.run.tmp_path,
+				 m->script_name);
+			m->argv[1] = m->script_path;
+			m->argv[2] = NULL;
+		}
+	}
+	return 0;
+}
+
+static void command_free(struct corral_session *s, struct cmd *m)
+{
+	free(m->script);
+	if (m->script_name[0]) {
+		int dfd = openat(s->t.run.tmp_fd, ".corral", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+		if (dfd >= 0) {
+			unlinkat(dfd, m->script_name, 0);
+			close(dfd);
+		}
+	}
+	free(m->argv);
+}
+
+/* The result event of a command call that ran: the run result's fields, the session's additions, audited. */
+static void command_result(struct call *c, const struct corral_result *res, const struct corral_tcall *tc,
+			   json_t *warnings, const char *cwd, bool bash)
+{
+	struct corral_session *s = c->s;
+	char *text = corral_result_json(res);
+	json_t *rj = text ? json_loads(text, JSON_ALLOW_NUL, NULL) : NULL, *ev = event_new(c->id, "result",
+									       json_object_get(c->req, "tag"));
+	const char *k;
+	json_t *val;
+
+	free(text);
+	if (rj)
+		json_object_foreach(rj, k, val) {
+			if (strcmp(k, "warnings") == 0 && json_is_array(val))
+				json_array_extend(val, warnings);
+			json_object_set(ev, k, val);
+		}
+	if (!json_object_get(ev, "ended_by"))
+		json_object_set_new(ev, "ended_by", json_string(corral_template_ended_by(res, tc->cancelled)));
+	else if (tc->cancelled)
+		json_object_set_new(ev, "ended_by", json_string("cancelled"));
+	if (!json_object_get(ev, "started_at"))
+		json_object_set_new(ev, "started_at", json_string(c->started_at));
+	if (!json_object_get(ev, "run_id"))
+		json_object_set_new(ev, "run_id", json_string(c->run_id));
+	if (!json_object_get(ev, "leftovers_killed"))
+		json_object_set_new(ev, "leftovers_killed", json_integer((json_int_t)tc->leftovers));
+	c->leftovers = tc->leftovers;
+	if (bash) {
+		char *now = session_cwd(s);
+
+		json_object_set_new(ev, "cwd", json_string(now ? now : "."));
+		free(now);
+	}
+	json_decref(rj);
+	audit(s, c, res, res->ended_by ? res->ended_by : corral_template_ended_by(res, tc->cancelled), cwd, NULL,
+	      NULL);
+	/* A background job's result, for a job_kill that comes after its end (a call's is not asked for again). */
+	if (c->background) {
+		pthread_mutex_lock(&s->lock);
+		json_decref(c->final);
+		c->final = json_deep_copy(ev);
+		pthread_mutex_unlock(&s->lock);
+	}
+	call_finish(c);
+	emit(s, ev);
+}
+
+/* A command call between its send (possibly on the thread that read the request) and its wait (its worker). */
+struct cmd_run {
+	struct cmd m;
+	char **envp, **before, *cwd;
+	struct corral_tcall tc;
+	bool bash, oom;
+	int send_r;               /* corral_template_send's: 0, or -errno with |err| */
+	struct corral_error err;
+};
+
+/* Prepare call |c|'s command from the session's state, and send it to the template. */
+static void command_start(struct call *c, struct cmd_run *k)
+{
+	struct corral_session *s = c->s;
+	json_t *req = c->req, *v;
 	double timeout = s->sb->policy->timeout > 0 ? s->sb->policy->timeout : DEFAULT_TIMEOUT;
 	size_t max_output = s->sb->policy->limits.output ? s->sb->policy->limits.output : DEFAULT_OUTPUT;
 	const char *key;
-	int r;
 
-	envp = session_env(s);
-	before = session_env(s);
+	k->bash = strcmp(c->tool, "bash") == 0;
+	k->cwd = session_cwd(s);
+	k->envp = session_env(s);
+	k->before = k->bash ? session_env(s) : NULL; /* what take_state compares the bash call's exports with */
 	if ((v = json_object_get(req, "timeout")))
 		timeout = json_number_value(v);
 	if ((v = json_object_get(req, "max_output")))
@@ -744,137 +861,116 @@ static void run_command(struct call *c)
 	c->jmax = max_output;
 	if ((v = json_object_get(req, "env")))
 		json_object_foreach(v, key, v) {
-			if (!envp || envp_set(&envp, key, json_string_value(v)) < 0)
+			if (!k->envp || envp_set(&k->envp, key, json_string_value(v)) < 0)
 				break;
 		}
-	if (bash) {
-		unsigned long seq;
-
-		pthread_mutex_lock(&s->lock);
-		seq = ++s->seq;
-		pthread_mutex_unlock(&s->lock);
-		snprintf(state_name, sizeof(state_name), ".corral/state-%lu", seq);
-		snprintf(state_path, sizeof(state_path), "%s/%s", s->t.run.tmp_path, state_name);
-		script = bash_script(state_path, json_string_value(json_object_get(req, "command")));
-		argv = calloc(4, sizeof(*argv));
-		if (argv && script) {
-			argv[0] = (char *)s->bash;
-			argv[1] = (char *)"-c";
-			argv[2] = script;
-		}
-		/*
-		 * One argument may not exceed 128 KiB (MAX_ARG_STRLEN): a longer
-		 * script (a heredoc writing a file) goes into the session's tmp,
-		 * created by us (O_EXCL, O_NOFOLLOW below an fd of .corral), and
-		 * bash reads it from there.
-		 */
-		if (argv && script && strlen(script) > SCRIPT_ARG_MAX) {
-			snprintf(script_name, sizeof(script_name), "cmd-%lu", seq);
-			if (write_script(s, script_name, script) == 0) {
-				snprintf(script_path, sizeof(script_path), "%s/.corral/%s", s->t.run.tmp_path, script_name);
-				argv[1] = script_path;
-				argv[2] = NULL;
-			}
-		}
-	} else {
-		json_t *a = json_object_get(req, "argv");
-
-		argv = calloc(json_array_size(a) + 1, sizeof(*argv));
-		for (size_t i = 0; argv && i < json_array_size(a); i++)
-			argv[i] = (char *)json_string_value(json_array_get(a, i));
+	if (command_argv(c, k->bash, &k->m) < 0 || !k->envp || !k->cwd) {
+		k->oom = true;
+		return;
 	}
-	if (!argv || !envp || !cwd || (bash && !script)) {
-		call_finish(c);
-		emit_error(s, c->id, json_object_get(req, "tag"), "internal", "out of memory");
-		audit(s, c, NULL, NULL, cwd, "internal", "out of memory");
-		goto out;
-	}
-	tc = (struct corral_tcall){
-		.argv = argv, .envp = envp, .cwd = cwd, .timeout = timeout, .max_output = max_output,
-		.cancel_fd = c->cancel_fd, .on_output = (c->background || c->stream) ? on_output : NULL, .arg = c,
+	k->tc = (struct corral_tcall){
+		.seq = c->seq, .argv = k->m.argv, .envp = k->envp, .cwd = k->cwd, .timeout = timeout,
+		.max_output = max_output, .cancel_fd = c->cancel_fd,
+		.on_output = (c->background || c->stream) ? on_output : NULL, .arg = c,
 	};
 	if ((v = json_object_get(req, "stdin"))) {
-		tc.stdin_data = json_string_value(v);
-		tc.stdin_len = json_string_length(v);
+		k->tc.stdin_data = json_string_value(v);
+		k->tc.stdin_len = json_string_length(v);
 	}
-	r = s->docker ? corral_dsession_exec(s->docker, &tc, &res, &err) : corral_template_exec(&s->t, &tc, &res, &err);
+	/* docker: the call goes to the container's exec API when its worker waits (corral_dsession_exec). */
+	if (!s->docker)
+		k->send_r = corral_template_send(&s->t, &k->tc, &k->err);
+}
+
+static void command_run_free(struct corral_session *s, struct cmd_run *k)
+{
+	if (!k)
+		return;
+	command_free(s, &k->m);
+	envp_free(k->envp);
+	envp_free(k->before);
+	free(k->cwd);
+	free(k);
+}
+
+/* Wait for call |c|'s command (sent by command_start), then its result event and audit line. */
+static void command_wait(struct call *c, struct cmd_run *k)
+{
+	struct corral_session *s = c->s;
+	json_t *req = c->req, *warnings = json_array();
+	struct corral_result res = CORRAL_RESULT_INIT;
+	struct corral_error err = {};
+	int r;
+
+	if (k->oom) {
+		call_finish(c);
+		emit_error(s, c->id, json_object_get(req, "tag"), "internal", "out of memory");
+		audit(s, c, NULL, NULL, k->cwd, "internal", "out of memory");
+		goto out;
+	}
+	if (s->docker)
+		r = corral_dsession_exec(s->docker, &k->tc, &res, &err);
+	else
+		r = k->send_r < 0 ? k->send_r : corral_template_wait(&k->tc, &res, &err);
+	if (k->send_r < 0)
+		err = k->err;
 	memcpy(res.run_id, c->run_id, sizeof(res.run_id));
 	res.started_at_ms = c->started_ms;
 	if (r < 0) {
 		call_finish(c);
 		emit_error(s, c->id, json_object_get(req, "tag"), corral_error_code_name(err.code), "%s", err.message);
-		audit(s, c, NULL, NULL, cwd, corral_error_code_name(err.code), err.message);
+		audit(s, c, NULL, NULL, k->cwd, corral_error_code_name(err.code), err.message);
 		goto out;
 	}
-	if (tc.cwd_failed) {
+	/* What the supervisor refused the call's processes, and what their stderr says was refused. */
+	if (!s->docker) {
+		pthread_mutex_lock(&s->lock);
+		corral_denials_collect(&c->denials, s->sb, &s->t.run, &res);
+		pthread_mutex_unlock(&s->lock);
+	}
+	if (k->tc.cwd_failed) {
 		char w[600];
 
-		snprintf(w, sizeof(w), "the working directory %s is gone: the command ran in the root", cwd);
+		snprintf(w, sizeof(w), "the working directory %s is gone: the command ran in the root", k->cwd);
+		json_array_append_new(warnings, corral_json_text(w, strlen(w)));
+	}
+	/* What compat "best-effort" dropped, in every command's warnings as in a run's. */
+	for (size_t i = 0; i < s->sb->n_dropped; i++) {
+		char w[600];
+
+		snprintf(w, sizeof(w), "best-effort: dropped %s", s->sb->dropped[i]);
 		json_array_append_new(warnings, corral_json_text(w, strlen(w)));
 	}
 	/* A call that ended on its own leaves its state (a background, timed-out or cancelled one none). */
-	if (bash) {
-		if (!c->background && !res.timed_out && !tc.cancelled)
-			take_state(s, state_name, warnings, json_object_get(req, "env"), before);
+	if (k->bash) {
+		if (!c->background && !res.timed_out && !k->tc.cancelled)
+			take_state(s, k->m.state_name, warnings, json_object_get(req, "env"), k->before);
 		else
-			unlinkat(s->t.run.tmp_fd, state_name, 0);
+			unlinkat(s->t.run.tmp_fd, k->m.state_name, 0);
 	}
-	{
-		char *text = corral_result_json(&res);
-		json_t *rj = text ? json_loads(text, JSON_ALLOW_NUL, NULL) : NULL, *ev = event_new(c->id, "result",
-										       json_object_get(req, "tag"));
-		const char *k;
-		json_t *val;
-
-		free(text);
-		if (rj)
-			json_object_foreach(rj, k, val) {
-				if (strcmp(k, "warnings") == 0 && json_is_array(val))
-					json_array_extend(val, warnings);
-				json_object_set(ev, k, val);
-			}
-		if (!json_object_get(ev, "ended_by"))
-			json_object_set_new(ev, "ended_by", json_string(corral_template_ended_by(&res, tc.cancelled)));
-		else if (tc.cancelled)
-			json_object_set_new(ev, "ended_by", json_string("cancelled"));
-		if (!json_object_get(ev, "started_at"))
-			json_object_set_new(ev, "started_at", json_string(c->started_at));
-		if (!json_object_get(ev, "run_id"))
-			json_object_set_new(ev, "run_id", json_string(c->run_id));
-		if (!json_object_get(ev, "leftovers_killed"))
-			json_object_set_new(ev, "leftovers_killed", json_integer((json_int_t)tc.leftovers));
-		c->leftovers = tc.leftovers;
-		if (bash) {
-			char *now = session_cwd(s);
-
-			json_object_set_new(ev, "cwd", json_string(now ? now : "."));
-			free(now);
-		}
-		json_decref(rj);
-		audit(s, c, &res, res.ended_by ? res.ended_by : corral_template_ended_by(&res, tc.cancelled), cwd, NULL, NULL);
-		pthread_mutex_lock(&s->lock);
-		json_decref(c->final);
-		c->final = json_deep_copy(ev);
-		pthread_mutex_unlock(&s->lock);
-		call_finish(c);
-		emit(s, ev);
-	}
+	command_result(c, &res, &k->tc, warnings, k->cwd, k->bash);
 out:
 	corral_result_clear(&res);
 	json_decref(warnings);
-	free(script);
-	if (script_name[0]) {
-		int dfd = openat(s->t.run.tmp_fd, ".corral", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
 
-		if (dfd >= 0) {
-			unlinkat(dfd, script_name, 0);
-			close(dfd);
+/* A command call on its worker: sent already when the request was read (c->sent), else now. */
+static void run_command(struct call *c)
+{
+	struct cmd_run *k = c->sent;
+
+	c->sent = NULL;
+	if (!k) {
+		k = calloc(1, sizeof(*k));
+		if (!k) {
+			call_finish(c);
+			emit_error(c->s, c->id, json_object_get(c->req, "tag"), "internal", "out of memory");
+			return;
 		}
+		command_start(c, k);
 	}
-	free(argv);
-	envp_free(envp);
-	envp_free(before);
-	free(cwd);
+	command_wait(c, k);
+	command_run_free(c->s, k);
 }
 
 static void run_file_tool(struct call *c)
@@ -1021,6 +1117,9 @@ static int approved(struct corral_session *s, struct call *c, char *why, size_t 
 			*nl = 0;
 		if (timed_out)
 			snprintf(why, wsz, "the approve command gave no answer within 60 s");
+		else if (WIFEXITED(status) && (WEXITSTATUS(status) == 127 || WEXITSTATUS(status) == 126))
+			snprintf(why, wsz, "the approve command (%s) could not be run (exit %d: %.300s): every call is "
+				 "denied until it is fixed", s->approve_key, WEXITSTATUS(status), *buf ? buf : "not found");
 		else
 			snprintf(why, wsz, "denied by the approve command (%s %d)%s%.300s",
 				 WIFEXITED(status) ? "exit" : "signal",
@@ -1099,6 +1198,15 @@ static void tool_status(struct corral_session *s, json_t *id, json_t *tag)
 	json_object_set_new(ev, "template_pid", json_integer(s->t.pid));
 	if (s->docker)
 		json_object_set_new(ev, "container", json_string(corral_dsession_container(s->docker)));
+	/* "private": the calls see the session's own processes only (its own PID namespace and /proc; a container has its own). */
+	json_object_set_new(ev, "proc", json_string(s->docker || s->t.pidns ? "private" : "host"));
+	{
+		json_t *d = json_array();
+
+		for (size_t i = 0; i < s->sb->n_dropped; i++)
+			json_array_append_new(d, corral_json_text(s->sb->dropped[i], strlen(s->sb->dropped[i])));
+		json_object_set_new(ev, "dropped", d);
+	}
 	pthread_mutex_unlock(&s->lock);
 	emit(s, ev);
 }
@@ -1165,6 +1273,176 @@ static void tool_cancel(struct corral_session *s, json_t *id, json_t *tag, json_
 	emit(s, ev);
 }
 
+/* A new call record for a threaded tool (not yet registered). NULL on failure, errno set. */
+static struct call *call_new(struct corral_session *s, json_t *req, json_t *id, const struct corral_tool_spec *tool,
+			     char **idt)
+{
+	struct call *c = calloc(1, sizeof(*c));
+	struct timespec ts;
+
+	if (!c)
+		return NULL;
+	c->s = s;
+	c->req = req;
+	c->id = json_incref(id);
+	c->id_text = TAKE_PTR(*idt);
+	c->tool = tool->name;
+	c->command = tool->command;
+	c->background = tool->command && json_is_true(json_object_get(req, "background"));
+	c->stream = tool->command && json_is_true(json_object_get(req, "stream"));
+	c->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	c->t0 = mono_ms();
+	iso_now(c->started_at);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	c->started_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	random_hex(c->run_id, 16);
+	c->seq = __atomic_add_fetch(&s->call_seq, 1, __ATOMIC_RELAXED);
+	if (c->cancel_fd < 0) {
+		int e = errno;
+
+		c->req = NULL; /* the caller's still */
+		call_free(c);
+		errno = e;
+		return NULL;
+	}
+	return c;
+}
+
+/* Register |c| as running: false (an error event emitted, |c| freed) when its id runs or the session is full. */
+static bool call_register(struct corral_session *s, struct call *c, json_t *tag)
+{
+	pthread_mutex_lock(&s->lock);
+	if (find_call(s, c->id_text, true)) {
+		pthread_mutex_unlock(&s->lock);
+		emit_error(s, c->id, tag, "duplicate_id", "id %s is still running: use a new id for each call",
+			   c->id_text);
+		call_free(c);
+		return false;
+	}
+	if (s->n_running >= s->max_calls) {
+		unsigned m = s->max_calls;
+
+		pthread_mutex_unlock(&s->lock);
+		emit_error(s, c->id, tag, "busy", "%u calls are running already (the session's limit): wait for one "
+			   "to end, or cancel one", m);
+		call_free(c);
+		return false;
+	}
+	/* A finished job's record under the same id gives way to the new call. */
+	{
+		struct call *old = find_call(s, c->id_text, false);
+
+		if (old) {
+			call_unlink(s, old);
+			call_free(old);
+		}
+	}
+	c->running = true;
+	c->joinable = true;
+	c->next = s->calls;
+	s->calls = c;
+	s->n_running++;
+	s->n_threads++;
+	pthread_mutex_unlock(&s->lock);
+	return true;
+}
+
+/* A worker: runs queued calls, then waits for more; ends when enough others are idle, or at the session's end. */
+static void *worker_main(void *arg)
+{
+	struct corral_session *s = arg;
+
+	pthread_mutex_lock(&s->lock);
+	for (;;) {
+		struct call *c;
+
+		while (!s->queue && !s->closing) {
+			s->n_idle++;
+			pthread_cond_wait(&s->work, &s->lock);
+			s->n_idle--;
+		}
+		c = s->queue;
+		if (!c)
+			break;
+		s->queue = c->qnext;
+		if (!s->queue)
+			s->queue_tail = NULL;
+		s->n_queued--;
+		pthread_mutex_unlock(&s->lock);
+		call_main(c); /* |c| may be freed by now */
+		pthread_mutex_lock(&s->lock);
+		if (s->n_idle >= WORKERS_IDLE && !s->queue)
+			break;
+	}
+	s->n_workers--;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+/*
+ * Hand the registered call |c| to a worker (an idle one, or a new one);
+ * on failure unregister it and emit an error event. Nothing here touches
+ * |c| once s->lock is released: its worker may finish and free it.
+ */
+static void call_start(struct corral_session *s, struct call *c, json_t *id, json_t *tag)
+{
+	int e = 0;
+
+	pthread_mutex_lock(&s->lock);
+	c->qnext = NULL;
+	if (s->queue_tail)
+		s->queue_tail->qnext = c;
+	else
+		s->queue = c;
+	s->queue_tail = c;
+	s->n_queued++;
+	if (s->n_idle >= s->n_queued) {
+		pthread_cond_signal(&s->work);
+	} else {
+		pthread_attr_t attr;
+		pthread_t thread;
+
+		e = pthread_attr_init(&attr);
+		if (e == 0) {
+			e = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+			if (e == 0)
+				e = pthread_create(&thread, &attr, worker_main, s);
+			pthread_attr_destroy(&attr);
+		}
+		if (e == 0)
+			s->n_workers++;
+	}
+	if (e != 0 && s->n_workers == 0) {
+		/* No worker to take it: out of the queue (it is the only one: every queued call had a worker). */
+		s->queue = s->queue_tail = NULL;
+		s->n_queued = 0;
+		c->running = false;
+		c->joinable = false;
+		s->n_running--;
+		s->n_threads--;
+		call_unlink(s, c);
+		pthread_cond_broadcast(&s->cond);
+		pthread_mutex_unlock(&s->lock);
+		emit_error(s, id, tag, "internal", "could not start a thread for the call: %s", corral_strerror(e));
+		if (c->sent && c->sent->tc.x) {
+			/* Sent already: killed and waited for, nobody would. */
+			struct corral_result res = CORRAL_RESULT_INIT;
+			uint64_t one = 1;
+			ssize_t _unused_ n = write(c->cancel_fd, &one, sizeof(one));
+
+			corral_template_wait(&c->sent->tc, &res, NULL);
+			corral_result_clear(&res);
+		}
+		command_run_free(s, c->sent);
+		c->sent = NULL;
+		call_free(c);
+		return;
+	}
+	/* A failed create with workers left: one of them takes the call when it is done. */
+	pthread_mutex_unlock(&s->lock);
+}
+
 _public_ int corral_session_call(struct corral_session *s, const char *request, size_t len)
 {
 	json_t *req, *id, *tag;
@@ -1224,100 +1502,26 @@ _public_ int corral_session_call(struct corral_session *s, const char *request, 
 		json_decref(req);
 		return 0;
 	}
-	c = calloc(1, sizeof(*c));
+	c = call_new(s, req, id, tool, &idt);
 	if (!c) {
-		free(c);
+		int e = errno ? errno : ENOMEM;
+
 		json_decref(req);
-		return -ENOMEM;
+		return -e;
 	}
-	c->s = s;
-	c->req = req;
-	c->id = json_incref(id);
-	c->id_text = TAKE_PTR(idt);
-	c->tool = tool->name;
-	c->command = tool->command;
-	c->background = tool->command && json_is_true(json_object_get(req, "background"));
-	c->stream = tool->command && json_is_true(json_object_get(req, "stream"));
-	c->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	c->t0 = mono_ms();
-	iso_now(c->started_at);
-	{
-		struct timespec ts;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		c->started_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-	}
-	random_hex(c->run_id, 16);
-	if (c->cancel_fd < 0) {
-		call_free(c);
-		return -errno;
-	}
-	pthread_mutex_lock(&s->lock);
-	if (find_call(s, c->id_text, true)) {
-		pthread_mutex_unlock(&s->lock);
-		emit_error(s, id, tag, "duplicate_id", "id %s is still running: use a new id for each call",
-			   c->id_text);
-		call_free(c);
+	if (!call_register(s, c, tag))
 		return 0;
-	}
-	if (s->n_running >= s->max_calls) {
-		unsigned m = s->max_calls;
-
-		pthread_mutex_unlock(&s->lock);
-		emit_error(s, id, tag, "busy", "%u calls are running already (the session's limit): wait for one to "
-			   "end, or cancel one", m);
-		call_free(c);
-		return 0;
-	}
-	/* A finished job's record under the same id gives way to the new call. */
-	{
-		struct call *old = find_call(s, c->id_text, false);
-
-		if (old) {
-			call_unlink(s, old);
-			call_free(old);
-		}
-	}
-	c->running = true;
-	c->joinable = true;
-	c->next = s->calls;
-	s->calls = c;
-	s->n_running++;
-	s->n_threads++;
-	pthread_mutex_unlock(&s->lock);
 	/* Before the thread exists, so "started" always comes before the result. */
 	if (c->background)
 		emit(s, event_new(id, "started", tag));
 	/*
-	 * Detached from the start, its id kept in a local: once the thread
-	 * exists it may finish and free |c| (or a later call or trim_jobs may)
-	 * before pthread_create returns, and pthread_create stores the id into
-	 * its first argument last. Stored into c->thread, that store wrote into
-	 * freed memory, a SIGSEGV inside pthread_create when malloc had given
-	 * the page back. Nothing here touches |c| after a successful create.
+	 * A command with no approval to wait for goes to the template at once,
+	 * from this thread: its worker's wake-up then runs alongside the
+	 * command instead of before it.
 	 */
-	pthread_attr_t attr;
-	pthread_t thread;
-	int e = pthread_attr_init(&attr);
-
-	if (e == 0) {
-		e = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		if (e == 0)
-			e = pthread_create(&thread, &attr, call_main, c);
-		pthread_attr_destroy(&attr);
-	}
-	if (e != 0) {
-		pthread_mutex_lock(&s->lock);
-		c->running = false;
-		c->joinable = false;
-		s->n_running--;
-		s->n_threads--;
-		call_unlink(s, c);
-		pthread_cond_broadcast(&s->cond);
-		pthread_mutex_unlock(&s->lock);
-		emit_error(s, id, tag, "internal", "could not start a thread for the call: %s", corral_strerror(e));
-		call_free(c);
-	}
+	if (c->command && !s->approve && !s->docker && (c->sent = calloc(1, sizeof(*c->sent))))
+		command_start(c, c->sent);
+	call_start(s, c, id, tag);
 	return 0;
 }
 
@@ -1354,6 +1558,114 @@ _public_ int corral_session_cancel(struct corral_session *s, const char *id_json
 	return r;
 }
 
+/*
+ * The Unix-socket mediation's denials (its thread): to the call whose
+ * process was refused, found through the process tree (the template's
+ * keeper of that call); a process of no running call's is not reported.
+ */
+static void route_denials(void *arg, pid_t pid, struct corral_denials *d)
+{
+	struct corral_session *s = arg;
+	unsigned long seq = corral_template_call_of(&s->t, pid);
+
+	pthread_mutex_lock(&s->lock);
+	for (struct call *c = s->calls; seq && c; c = c->next) {
+		if (c->seq != seq || !c->running)
+			continue;
+		for (size_t i = 0; i < d->n; i++) {
+			const struct corral_denial *e = &d->v[i];
+
+			for (unsigned long k = 0; k < e->count; k++)
+				corral_denials_add(&c->denials, e->kind, e->what, e->source, e->hint);
+		}
+		break;
+	}
+	pthread_mutex_unlock(&s->lock);
+	corral_denials_clear(d);
+}
+
+/*
+ * The approval gate: the option (--approve, corral_session_opts.approve)
+ * over the policy's key "approve". A command naming an absolute path that
+ * cannot be executed is refused here, naming where it came from.
+ */
+static int session_approve(struct corral_session *s, const struct corral_session_opts *o, struct corral_error *err)
+{
+	bool opt = o->sz >= offsetof(struct corral_session_opts, approve) + sizeof(o->approve) && o->approve;
+	const char *a = opt ? o->approve : s->sb->policy->approve;
+	const char *key = opt ? "--approve" : "policy key approve";
+	char first[4096];
+	size_t n;
+
+	if (!a)
+		return 0;
+	a += strspn(a, " \t");
+	n = strcspn(a, " \t\n;|&<>()$`'\"\\");
+	if (a[0] == '/' && n < sizeof(first) && (a[n] == 0 || a[n] == ' ' || a[n] == '\t' || a[n] == '\n')) {
+		memcpy(first, a, n);
+		first[n] = 0;
+		if (access(first, X_OK) < 0)
+			return corral_err(err, CORRAL_E_POLICY, errno, "%s: the approve command %s cannot be run: %s "
+					  "(it runs on the host before each call; fix the path, or drop %s)", key, first,
+					  corral_strerror(errno), key);
+	}
+	s->approve = strdup(opt ? o->approve : s->sb->policy->approve);
+	if (!s->approve)
+		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+	s->approve_key = key;
+	return 0;
+}
+
+/*
+ * The session's sandbox. DESIGN.md: a session makes its PID namespace once
+ * and defaults to proc "private" where corral can make one (as root, or
+ * unprivileged where user namespaces are allowed); a proc the policy or
+ * --proc gave is kept as given (strict refuses a "private" it cannot make).
+ */
+static int session_sandbox(struct corral_session *s, const struct corral_policy *p, struct corral_error *err)
+{
+	struct corral_procns_plan plan;
+	struct corral_policy *own;
+	char why[200];
+	int r;
+
+	if (p->proc_given || p->proc == CORRAL_PROC_PRIVATE || p->provider == CORRAL_PROVIDER_DOCKER ||
+	    corral_procns_check(&plan, why, sizeof(why)) < 0)
+		return corral_sandbox_new(p, &s->sb, err);
+	own = corral_policy_dup(p);
+	if (!own)
+		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+	own->proc = CORRAL_PROC_PRIVATE;
+	r = corral_sandbox_new(own, &s->sb, err);
+	corral_policy_free(own);
+	s->proc_default = true;
+	return r;
+}
+
+/*
+ * Start the template. A default "private" (session_sandbox) that the
+ * kernel refuses here after all (a container without mount rights) gives
+ * way to the host's /proc, as a policy without the key would have.
+ */
+static int session_template(struct corral_session *s, const struct corral_policy *p, struct corral_error *err)
+{
+	struct corral_error e2 = {};
+	int r = corral_template_start(&s->t, s->sb, &e2);
+
+	if (r < 0 && s->proc_default) {
+		corral_sandbox_free(s->sb);
+		s->sb = NULL;
+		s->proc_default = false;
+		r = corral_sandbox_new(p, &s->sb, err);
+		if (r < 0)
+			return r;
+		return corral_template_start(&s->t, s->sb, err);
+	}
+	if (r < 0 && err)
+		*err = e2;
+	return r;
+}
+
 _public_ int corral_session_new(const struct corral_policy *p, const struct corral_session_opts *opts,
 				corral_session_event_fn fn, void *userdata, struct corral_session **out,
 				struct corral_error *err)
@@ -1372,20 +1684,16 @@ _public_ int corral_session_new(const struct corral_policy *p, const struct corr
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_mutex_init(&s->emit_lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
+	pthread_cond_init(&s->work, NULL);
 	s->fn = fn;
 	s->userdata = userdata;
 	s->max_calls = o.max_calls ? o.max_calls : DEFAULT_MAX_CALLS;
-	if (o.sz >= offsetof(struct corral_session_opts, approve) + sizeof(o.approve) && o.approve &&
-	    !(s->approve = strdup(o.approve))) {
-		free(s);
-		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
-	}
 	s->audit_fd = -1;
 	s->t.pid = -1;
 	s->t.ctl = s->t.pidfd = s->t.devnull = s->t.un_stop = -1;
 	s->bash = access("/bin/bash", X_OK) == 0 ? "/bin/bash" : NULL;
 	random_hex(s->session_id, 16);
-	r = corral_sandbox_new(p, &s->sb, err);
+	r = session_sandbox(s, p, err);
 	if (r < 0)
 		goto fail;
 	if (o.audit_path) {
@@ -1403,6 +1711,9 @@ _public_ int corral_session_new(const struct corral_policy *p, const struct corr
 			goto fail;
 		}
 	}
+	r = session_approve(s, &o, err);
+	if (r < 0)
+		goto fail;
 	memcpy(s->policy_sha256, s->sb->policy_sha256, sizeof(s->policy_sha256));
 	if (!s->policy_sha256[0]) {
 		/* The policy's identity for the audit lines: SHA-256 of its canonical form. */
@@ -1437,12 +1748,14 @@ _public_ int corral_session_new(const struct corral_policy *p, const struct corr
 			goto fail;
 		}
 	}
+	s->t.route = route_denials;
+	s->t.route_arg = s;
 	if (s->sb->docker) {
 		r = corral_dsession_start(s->sb, s->session_id, &s->t, &s->docker, err);
 		/* the image's bash (the host's is not what runs) */
 		s->bash = "/bin/bash";
 	} else {
-		r = corral_template_start(&s->t, s->sb, err);
+		r = session_template(s, p, err);
 	}
 	if (r < 0)
 		goto fail;
@@ -1475,6 +1788,9 @@ _public_ void corral_session_free(struct corral_session *s)
 		}
 	while (s->n_threads)
 		pthread_cond_wait(&s->cond, &s->lock);
+	pthread_cond_broadcast(&s->work);
+	while (s->n_workers)
+		pthread_cond_wait(&s->cond, &s->lock);
 	while (s->calls) {
 		struct call *c = s->calls;
 
@@ -1494,5 +1810,6 @@ _public_ void corral_session_free(struct corral_session *s)
 	pthread_mutex_destroy(&s->lock);
 	pthread_mutex_destroy(&s->emit_lock);
 	pthread_cond_destroy(&s->cond);
+	pthread_cond_destroy(&s->work);
 	free(s);
 }

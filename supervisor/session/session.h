@@ -34,6 +34,10 @@ struct corral_tool_err {
 	char msg[512];
 };
 
+/* Fill |e| with |code| and the formatted message; returns -1. */
+int corral_tool_fail(struct corral_tool_err *e, const char *code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 int corral_tool_read_file(const struct corral_tools_ctx *c, json_t *req, json_t *out, struct corral_tool_err *e);
 int corral_tool_write_file(const struct corral_tools_ctx *c, json_t *req, json_t *out, struct corral_tool_err *e);
 int corral_tool_edit_file(const struct corral_tools_ctx *c, json_t *req, json_t *out, struct corral_tool_err *e);

@@ -31,10 +31,13 @@
  * with T, C with K.
  *
  * T, K and C are forks of a possibly multithreaded library caller: T is a
- * glibc fork() (malloc usable after it), K and C raw clones of the
- * single-threaded T, with no atfork handlers of the caller's.
+ * glibc fork(), or (proc "private") a raw clone into its own PID
+ * namespace, and K and C raw clones of the single-threaded T, with no
+ * atfork handlers of the caller's. K and C take memory from mmap, never
+ * from malloc, whose locks another thread may have held at the clone.
  */
 #include <fcntl.h>
+#include <inttypes.h>
 #include <linux/close_range.h>
 #include <poll.h>
 #include <pthread.h>
@@ -79,6 +82,7 @@ static char g_inline[T_INLINE_MAX];
 struct t_data_hdr {
 	uint32_t magic;
 	uint32_t argc, envc, cwd_len;
+	uint64_t seq; /* K's name: "corral-k" and it in hex (corral_template_call_of) */
 	struct rlimit rl[RLIM_NLIMITS];
 	uint8_t rl_set[RLIM_NLIMITS];
 };
@@ -113,6 +117,14 @@ static int g_ll_flags;
 static int ll_restrict(int fd)
 {
 	return (int)syscall(__NR_landlock_restrict_self, fd, g_ll_flags);
+}
+
+/* K's and C's memory: zeroed, from mmap (see the top of this file); NULL when there is none. */
+static void *k_alloc(size_t n)
+{
+	void *p = mmap(NULL, n ? n : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
 }
 
 static pid_t raw_fork(void)
@@ -228,7 +240,7 @@ sh:
 
 		while (argv[n])
 			n++;
-		v = calloc(n + 2, sizeof(*v));
+		v = k_alloc((n + 2) * sizeof(*v));
 		if (v) {
 			v[0] = (char *)"/bin/sh";
 			v[1] = (char *)file;
@@ -304,104 +316,91 @@ fail:
 	_exit(127);
 }
 
-/* K: one call. Never returns. */
-static _Noreturn void keeper(const struct t_args *a, int fds[T_NFDS], size_t inline_len, pid_t template_pid)
-{
-	struct t_report rep = { .magic = T_MAGIC };
+/* A call's data as K sees it: argv, envp and cwd point into |data|. */
+struct k_call {
+	char *data; /* g_inline, or k_alloc'd (|size| + 1 bytes) */
+	size_t size;
 	struct t_data_hdr h;
-	struct stat st;
-	char *data = NULL, *p, *end, **argv = NULL, **envp = NULL, *cwd;
-	int ep[2], sfd;
-	sigset_t ss;
-	pid_t c;
-	bool main_done = false, killed = false;
-	int report = fds[4], kill_r = fds[5];
+	char **argv, **envp, *cwd;
+};
 
-	if (setsid() < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != template_pid ||
-	    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0 || ll_restrict(a->scope_fd) < 0) {
-		rep.start_err = errno ? errno : EIO;
-		goto out;
-	}
-	if (fds[0] < 0) {
+/* K: read the call's data (inline, or from its memfd) into |k|. 0 or an errno. */
+static int keeper_parse(int memfd, size_t inline_len, struct k_call *k)
+{
+	off_t size;
+	char *p, *end;
+
+	if (memfd < 0) {
 		/* Inline: the template's buffer, this process's own copy of it. */
-		st.st_size = (off_t)inline_len;
-		data = g_inline;
-		if (inline_len < sizeof(h) || inline_len >= sizeof(g_inline)) {
-			rep.start_err = EINVAL;
-			goto out;
-		}
+		size = (off_t)inline_len;
+		k->data = g_inline;
+		if (inline_len < sizeof(k->h) || inline_len >= sizeof(g_inline))
+			return EINVAL;
 	} else {
-		if (fstat(fds[0], &st) < 0 || st.st_size < (off_t)sizeof(h) || st.st_size > T_DATA_MAX) {
-			rep.start_err = EINVAL;
-			goto out;
-		}
-		data = malloc((size_t)st.st_size + 1);
-		if (!data || pread(fds[0], data, (size_t)st.st_size, 0) != st.st_size) {
-			rep.start_err = data ? EIO : ENOMEM;
-			goto out;
-		}
+		struct stat st;
+
+		if (fstat(memfd, &st) < 0 || st.st_size < (off_t)sizeof(k->h) || st.st_size > T_DATA_MAX)
+			return EINVAL;
+		size = st.st_size;
+		k->size = (size_t)size;
+		k->data = k_alloc((size_t)size + 1);
+		if (!k->data || pread(memfd, k->data, (size_t)size, 0) != size)
+			return k->data ? EIO : ENOMEM;
 	}
-	data[st.st_size] = 0;
-	memcpy(&h, data, sizeof(h));
-	argv = calloc((size_t)h.argc + 1, sizeof(*argv));
-	envp = calloc((size_t)h.envc + 1, sizeof(*envp));
-	if (h.magic != T_MAGIC || !argv || !envp || h.argc == 0 || h.argc > (1u << 20) || h.envc > (1u << 20)) {
-		rep.start_err = EINVAL;
-		goto out;
-	}
-	p = data + sizeof(h);
-	end = data + st.st_size;
-	cwd = p;
+	k->data[size] = 0;
+	memcpy(&k->h, k->data, sizeof(k->h));
+	if (k->h.magic != T_MAGIC || k->h.argc == 0 || k->h.argc > (1u << 20) || k->h.envc > (1u << 20))
+		return EINVAL;
+	/* argv and envp in one mapping (K ends with the call: never unmapped). */
+	k->argv = k_alloc(((size_t)k->h.argc + 1 + (size_t)k->h.envc + 1) * sizeof(*k->argv));
+	if (!k->argv)
+		return ENOMEM;
+	k->envp = k->argv + k->h.argc + 1;
+	p = k->data + sizeof(k->h);
+	end = k->data + size;
+	k->cwd = p;
 	p += strnlen(p, (size_t)(end - p)) + 1;
-	for (uint32_t i = 0; i < h.argc + h.envc; i++) {
-		if (p >= end) {
-			rep.start_err = EINVAL;
-			goto out;
-		}
-		if (i < h.argc)
-			argv[i] = p;
+	for (uint32_t i = 0; i < k->h.argc + k->h.envc; i++) {
+		if (p >= end)
+			return EINVAL;
+		if (i < k->h.argc)
+			k->argv[i] = p;
 		else
-			envp[i - h.argc] = p;
+			k->envp[i - k->h.argc] = p;
 		p += strnlen(p, (size_t)(end - p)) + 1;
 	}
-	if (pipe2(ep, O_CLOEXEC) < 0) {
-		rep.start_err = errno;
-		goto out;
-	}
-	sigemptyset(&ss);
-	sigaddset(&ss, SIGCHLD);
-	sfd = signalfd(-1, &ss, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (sfd < 0) {
-		rep.start_err = errno;
-		goto out;
-	}
-	{
-		struct c_args ca = { .a = a, .h = &h, .cwd = cwd, .argv = argv, .envp = envp, .err_w = ep[1],
-				     .src = { fds[1], fds[2], fds[3] }, .keeper = getpid() };
-		size_t stack_sz = 64 * 1024;
-		char *stack = malloc(stack_sz);
+	return 0;
+}
 
-		/*
-		 * C shares K's memory until its execve (K is suspended meanwhile):
-		 * no page tables copied, no copy-on-write faults, which on the
-		 * paravirtualised hosts corral is measured on cost more than the
-		 * rest of the call's set-up.
-		 */
-		c = stack ? clone(c_main, stack + stack_sz, CLONE_VM | CLONE_VFORK | SIGCHLD, &ca) : -1;
-		if (c < 0) {
-			rep.start_err = stack ? errno : ENOMEM;
-			free(stack);
-			goto out;
-		}
-		free(stack);
-	}
-	/* K: nothing of the command's stdio stays open here (EOF follows the tree's end). */
-	for (int i = 0; i < 4; i++)
-		fds[i] = safe_close(fds[i]);
-	safe_close(ep[1]);
-	if (data != g_inline)
-		free(data);
-	data = NULL;
+/* K: start C (its stdio fds[1..3], errors on |err_w|). C's pid, or -errno. */
+static pid_t keeper_spawn(const struct t_args *a, const int fds[T_NFDS], const struct k_call *k, int err_w)
+{
+	struct c_args ca = { .a = a, .h = &k->h, .cwd = k->cwd, .argv = k->argv, .envp = k->envp, .err_w = err_w,
+			     .src = { fds[1], fds[2], fds[3] }, .keeper = getpid() };
+	size_t stack_sz = 64 * 1024;
+	char *stack = k_alloc(stack_sz);
+	pid_t c;
+
+	if (!stack)
+		return -ENOMEM;
+	/*
+	 * C shares K's memory until its execve (K is suspended meanwhile):
+	 * no page tables copied, no copy-on-write faults, which on the
+	 * paravirtualised hosts corral is measured on cost more than the
+	 * rest of the call's set-up.
+	 */
+	c = clone(c_main, stack + stack_sz, CLONE_VM | CLONE_VFORK | SIGCHLD, &ca);
+	if (c < 0)
+		c = -errno;
+	munmap(stack, stack_sz);
+	return c;
+}
+
+/* K: wait for C's end (or the kill pipe), then kill and reap what is left of its tree. */
+static void keeper_wait(int sfd, int kill_r, pid_t c, struct t_report *rep)
+{
+	bool main_done = false, killed = false;
+
 	for (;;) {
 		struct pollfd pf[2] = { { .fd = sfd, .events = POLLIN }, { .fd = kill_r, .events = POLLIN } };
 		struct signalfd_siginfo si;
@@ -411,7 +410,7 @@ static _Noreturn void keeper(const struct t_args *a, int fds[T_NFDS], size_t inl
 		if (!killed && pf[1].revents) {
 			killed = true;
 			/* Killed by the deadline or a cancel: nothing was "left over", all of it was running. */
-			(void)kill_all_and_reap(c, &rep.status, &main_done);
+			(void)kill_all_and_reap(c, &rep->status, &main_done);
 			break;
 		}
 		while (read(sfd, &si, sizeof(si)) > 0)
@@ -423,10 +422,10 @@ static _Noreturn void keeper(const struct t_args *a, int fds[T_NFDS], size_t inl
 			if (w <= 0)
 				break;
 			if (w == c) {
-				rep.status = status;
+				rep->status = status;
 				main_done = true;
 			} else if (main_done) {
-				rep.leftovers++;
+				rep->leftovers++;
 			}
 		}
 		if (main_done) {
@@ -440,39 +439,109 @@ static _Noreturn void keeper(const struct t_args *a, int fds[T_NFDS], size_t inl
 			siginfo_t si2 = {};
 
 			if (waitid(P_ALL, 0, &si2, WEXITED | WNOHANG | WNOWAIT | __WALL) == 0 || errno != ECHILD)
-				rep.leftovers += kill_all_and_reap(c, &rep.status, &main_done);
+				rep->leftovers += kill_all_and_reap(c, &rep->status, &main_done);
 			break;
 		}
 	}
-	rep.main_done = main_done;
-	{
-		int e[2];
+	rep->main_done = main_done;
+}
 
-		while (read(ep[0], e, sizeof(e)) == sizeof(e)) {
-			if (e[0] == 1)
-				rep.chdir_err = e[1];
-			else if (e[0] == 2)
-				rep.exec_err = e[1];
-			else
-				rep.start_err = e[1];
-		}
+/* K: C's own errors (cwd, execve, set-up) from |err_r|, and the tree's usage. */
+static void keeper_collect(int err_r, struct t_report *rep)
+{
+	struct rusage ru;
+	int e[2];
+
+	while (read(err_r, e, sizeof(e)) == sizeof(e)) {
+		if (e[0] == 1)
+			rep->chdir_err = e[1];
+		else if (e[0] == 2)
+			rep->exec_err = e[1];
+		else
+			rep->start_err = e[1];
+	}
+	if (getrusage(RUSAGE_CHILDREN, &ru) == 0) {
+		rep->cpu_us = (uint64_t)ru.ru_utime.tv_sec * 1000000 + (uint64_t)ru.ru_utime.tv_usec +
+			      (uint64_t)ru.ru_stime.tv_sec * 1000000 + (uint64_t)ru.ru_stime.tv_usec;
+		rep->maxrss_kb = ru.ru_maxrss;
+	}
+}
+
+/* K's own steps, before any call: its session, death with T, subreaper, its Landlock domain A. 0 or an errno. */
+static int keeper_setup(const struct t_args *a, pid_t template_pid)
+{
+	if (setsid() < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != template_pid ||
+	    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0 || ll_restrict(a->scope_fd) < 0)
+		return errno ? errno : EIO;
+	return 0;
+}
+
+/* K: one call (|setup_err|: keeper_setup's). Never returns. */
+static _Noreturn void keeper(const struct t_args *a, int fds[T_NFDS], size_t inline_len, int setup_err)
+{
+	struct t_report rep = { .magic = T_MAGIC };
+	struct k_call k = {};
+	int ep[2], sfd, e;
+	sigset_t ss;
+	pid_t c;
+
+	if (setup_err) {
+		rep.start_err = setup_err;
+		goto out;
+	}
+	e = keeper_parse(fds[0], inline_len, &k);
+	if (e) {
+		rep.start_err = e;
+		goto out;
 	}
 	{
-		struct rusage ru;
+		char name[16];
 
-		if (getrusage(RUSAGE_CHILDREN, &ru) == 0) {
-			rep.cpu_us = (uint64_t)ru.ru_utime.tv_sec * 1000000 + (uint64_t)ru.ru_utime.tv_usec +
-				     (uint64_t)ru.ru_stime.tv_sec * 1000000 + (uint64_t)ru.ru_stime.tv_usec;
-			rep.maxrss_kb = ru.ru_maxrss;
-		}
+		snprintf(name, sizeof(name), "corral-k%" PRIx64, k.h.seq);
+		(void)prctl(PR_SET_NAME, name, 0, 0, 0);
 	}
+	if (pipe2(ep, O_CLOEXEC) < 0) {
+		rep.start_err = errno;
+		goto out;
+	}
+	sigemptyset(&ss);
+	sigaddset(&ss, SIGCHLD);
+	sfd = signalfd(-1, &ss, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0) {
+		rep.start_err = errno;
+		goto out;
+	}
+	c = keeper_spawn(a, fds, &k, ep[1]);
+	if (c < 0) {
+		rep.start_err = -c;
+		goto out;
+	}
+	/*
+	 * K keeps the command's stdout and stderr open until it exits, after
+	 * its report: the supervisor then sees the report and the end of both
+	 * streams in one wake-up instead of two (K kills whatever of the tree
+	 * is left before it reports, so EOF still means the whole tree ended).
+	 * Its copy of stdin goes now: a writer must see the reader gone.
+	 */
+	for (int i = 0; i < 2; i++)
+		fds[i] = safe_close(fds[i]);
+	safe_close(ep[1]);
+	if (k.data && k.data != g_inline)
+		munmap(k.data, k.size + 1);
+	keeper_wait(sfd, fds[5], c, &rep);
+	keeper_collect(ep[0], &rep);
 out:
-	write_report(report, &rep);
+	write_report(fds[4], &rep);
 	_exit(0);
 }
 
-/* T's request: the call's data (inline, or a memfd) and its pipes. Returns false on EOF (or a broken socket). */
-static bool serve_one(const struct t_args *a)
+/*
+ * Receive one call from the control socket into |kf| (kf[0] the memfd, or
+ * -1 with the data inline in g_inline, |*inline_len| bytes). 1: a call;
+ * 0: nothing (EAGAIN, EINTR, or a malformed message, dropped); -1: EOF or
+ * a broken socket.
+ */
+static int receive_call(int ctl, int flags, int kf[T_NFDS], size_t *inline_len)
 {
 	union {
 		char buf[CMSG_SPACE(sizeof(int) * T_NFDS)];
@@ -484,15 +553,14 @@ static bool serve_one(const struct t_args *a)
 	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2, .msg_control = u.buf,
 			      .msg_controllen = sizeof(u.buf) };
 	int fds[T_NFDS], nfds = 0;
-	struct cmsghdr *cm;
-	ssize_t n = recvmsg(a->ctl, &msg, MSG_CMSG_CLOEXEC);
-	size_t inline_len = n > (ssize_t)sizeof(magic) ? (size_t)n - sizeof(magic) : 0;
+	ssize_t n = recvmsg(ctl, &msg, MSG_CMSG_CLOEXEC | flags);
 
+	*inline_len = n > (ssize_t)sizeof(magic) ? (size_t)n - sizeof(magic) : 0;
 	if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
-		return false;
+		return -1;
 	if (n < 0)
-		return true;
-	for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
+		return 0;
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
 		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
 			int k = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
 
@@ -507,32 +575,83 @@ static bool serve_one(const struct t_args *a)
 			}
 		}
 	/* Five fds: the data came inline; six: the first is its memfd. */
-	if ((nfds == T_NFDS || (nfds == T_NFDS - 1 && inline_len)) && magic == T_MAGIC &&
+	if ((nfds == T_NFDS || (nfds == T_NFDS - 1 && *inline_len)) && magic == T_MAGIC &&
 	    !(msg.msg_flags & (MSG_CTRUNC | MSG_TRUNC))) {
-		int kf[T_NFDS] = { -1 };
-		pid_t self = getpid(), k;
-
+		kf[0] = -1;
 		memcpy(kf + (T_NFDS - nfds), fds, sizeof(int) * (size_t)nfds);
-		k = raw_fork();
-		if (k == 0) {
-			close(a->ctl);
-			keeper(a, kf, inline_len, self);
-		}
-		if (k < 0) {
-			struct t_report rep = { .magic = T_MAGIC, .start_err = errno };
-
-			write_report(kf[4], &rep);
-		}
+		return 1;
 	}
 	for (int i = 0; i < nfds; i++)
 		close(fds[i]);
+	return 0;
+}
+
+/*
+ * T's own service, when it has no spare keeper (it could not fork one):
+ * one call, for a keeper forked now, or answered with the fork's error.
+ * Returns false on EOF (or a broken socket).
+ */
+static bool serve_one(const struct t_args *a)
+{
+	int kf[T_NFDS];
+	size_t inline_len;
+	int r = receive_call(a->ctl, MSG_DONTWAIT, kf, &inline_len);
+	pid_t self = getpid(), k;
+
+	if (r <= 0)
+		return r == 0;
+	k = raw_fork();
+	if (k == 0) {
+		close(a->ctl);
+		keeper(a, kf, inline_len, keeper_setup(a, self));
+	}
+	if (k < 0) {
+		struct t_report rep = { .magic = T_MAGIC, .start_err = errno };
+
+		write_report(kf[4], &rep);
+	}
+	for (int i = 0; i < T_NFDS; i++)
+		if (kf[i] >= 0)
+			close(kf[i]);
 	return true;
+}
+
+/*
+ * A spare keeper: forked ahead of the next call, its own steps done
+ * (keeper_setup), it takes the next call off the control socket itself,
+ * tells T (its pid on |taken_w|: T forks the next spare meanwhile) and
+ * runs it. A call's critical path then has no fork of T and no hand-over
+ * through T. The spare's pid, or -1.
+ */
+static pid_t spawn_spare(const struct t_args *a, int taken_w)
+{
+	pid_t self = getpid(), k = raw_fork();
+
+	if (k == 0) {
+		int kf[T_NFDS], e = keeper_setup(a, self), r;
+		size_t inline_len;
+		pid_t me = getpid();
+
+		(void)prctl(PR_SET_NAME, "corral-spare", 0, 0, 0);
+		while ((r = receive_call(a->ctl, 0, kf, &inline_len)) == 0)
+			;
+		if (r < 0)
+			_exit(0); /* the session ends */
+		{
+			ssize_t _unused_ n = write(taken_w, &me, sizeof(me));
+		}
+		close(taken_w);
+		close(a->ctl);
+		keeper(a, kf, inline_len, e);
+	}
+	return k;
 }
 
 static int template_main(const struct corral_child *c, void *arg)
 {
 	const struct t_args *a = arg;
-	int keep[3] = { a->root_fd, a->scope_fd, a->ctl }, sfd;
+	int keep[3] = { a->root_fd, a->scope_fd, a->ctl }, sfd, taken[2];
+	pid_t spare;
 	sigset_t ss;
 
 	/* Sorted for close_except. */
@@ -557,24 +676,35 @@ static int template_main(const struct corral_child *c, void *arg)
 	sigaddset(&ss, SIGHUP);
 	sigaddset(&ss, SIGINT);
 	sfd = signalfd(-1, &ss, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (sfd < 0 || send(a->ctl, "R", 1, MSG_NOSIGNAL) != 1)
+	if (sfd < 0 || pipe2(taken, O_CLOEXEC | O_NONBLOCK) < 0 || send(a->ctl, "R", 1, MSG_NOSIGNAL) != 1)
 		goto die;
+	spare = spawn_spare(a, taken[1]);
 	for (;;) {
-		struct pollfd pf[2] = { { .fd = a->ctl, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
+		/* With a spare keeper the calls are its: T only watches for the session's end (POLLHUP). */
+		struct pollfd pf[3] = { { .fd = a->ctl, .events = spare > 0 ? 0 : POLLIN }, { .fd = sfd, .events = POLLIN },
+					{ .fd = taken[0], .events = POLLIN } };
 		struct signalfd_siginfo si;
 		bool stop = false;
+		pid_t w;
 
-		if (poll(pf, 2, -1) < 0 && errno != EINTR)
+		if (poll(pf, 3, -1) < 0 && errno != EINTR)
 			break;
 		while (read(sfd, &si, sizeof(si)) == sizeof(si))
 			if (si.ssi_signo != SIGCHLD)
 				stop = true;
 		/* K processes, and orphans whose K died: reaped here, nothing reported. */
-		while (waitpid(-1, NULL, WNOHANG | __WALL) > 0)
-			;
-		if (stop)
+		while ((w = waitpid(-1, NULL, WNOHANG | __WALL)) > 0)
+			if (w == spare)
+				spare = -1;
+		while (read(taken[0], &w, sizeof(w)) == sizeof(w))
+			if (w == spare)
+				spare = -1;
+		if (stop || (spare > 0 && (pf[0].revents & (POLLHUP | POLLERR))))
 			break;
-		if ((pf[0].revents & (POLLIN | POLLHUP | POLLERR)) && !serve_one(a))
+		if (spare < 0)
+			spare = spawn_spare(a, taken[1]);
+		/* No spare (the processes limit is reached): T forks a keeper per call, or answers the error. */
+		if (spare < 0 && (pf[0].revents & (POLLIN | POLLHUP | POLLERR)) && !serve_one(a))
 			break;
 	}
 die:
@@ -609,17 +739,121 @@ static int scope_ruleset(void)
 	return (int)syscall(__NR_landlock_create_ruleset, &attr, CORRAL_LL_ATTR_SIZE_V6, 0);
 }
 
-int corral_template_start(struct corral_template *t, struct corral_sandbox *sb, struct corral_error *err)
+/*
+ * The template says "R" once confined; a failed step reports (stage,
+ * errno) on the error pipe |err_r| and exits. The template closes its end
+ * of that pipe before it says "R", so a hang-up alone is not a failure.
+ */
+static int wait_ready(struct corral_template *t, int err_r, struct corral_error *err)
 {
 	struct corral_child_report rep = {};
+	struct pollfd pf[2] = { { .fd = t->ctl, .events = POLLIN }, { .fd = err_r, .events = POLLIN } };
+	ssize_t n = 0;
+	bool ready = false;
+	char byte;
+
+	for (int round = 0; round < 2 && !ready; round++) {
+		if (poll(pf, round ? 1 : 2, 10000) <= 0)
+			break;
+		if (pf[0].revents & POLLIN)
+			ready = recv(t->ctl, &byte, 1, MSG_DONTWAIT) == 1;
+		else if (pf[1].revents) {
+			n = read(err_r, &rep, sizeof(rep));
+			if (n != 0)
+				break;
+		}
+	}
+	if (!ready)
+		return corral_err(err, CORRAL_E_SETUP, n == sizeof(rep) ? rep.err : EIO,
+				  "session: the template process failed at %s: %s",
+				  n == sizeof(rep) ? corral_child_stage_name(rep.stage) : "start",
+				  n == sizeof(rep) ? corral_strerror(rep.err) : "no report");
+	return 0;
+}
+
+/* The session's private tmp with its HOME, Landlock ruleset, cgroups and mediation socket. */
+static int session_objects(struct corral_template *t, struct corral_sandbox *sb, struct corral_error *err)
+{
+	int sv[2], r;
+
+	r = corral_tmp_create(sb, &t->run, err);
+	if (r < 0)
+		return r;
+	if (mkdirat(t->run.tmp_fd, "home", 0700) < 0 || mkdirat(t->run.tmp_fd, ".corral", 0700) < 0 ||
+	    (sb->switch_identity && (fchownat(t->run.tmp_fd, "home", sb->uid, sb->gid, AT_SYMLINK_NOFOLLOW) < 0 ||
+				     fchownat(t->run.tmp_fd, ".corral", sb->uid, sb->gid, AT_SYMLINK_NOFOLLOW) < 0)))
+		return corral_err(err, CORRAL_E_SETUP, errno, "session: private HOME in %s: %s", t->run.tmp_path,
+				  corral_strerror(errno));
+	if (asprintf(&t->home, "%s/home", t->run.tmp_path) < 0) {
+		t->home = NULL;
+		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+	}
+	t->run.ruleset_fd = corral_ll_ruleset(sb->ll, t->run.tmp_fd, NULL, 0, err);
+	if (t->run.ruleset_fd < 0)
+		return t->run.ruleset_fd;
+	if (sb->use_cgroups) {
+		r = corral_cgroup_create(sb, &t->run, err);
+		if (r < 0)
+			return r;
+	}
+	if (sb->unotify) {
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+			return corral_err(err, CORRAL_E_SETUP, errno, "session: socketpair: %s", corral_strerror(errno));
+		t->run.un_parent = sv[0];
+		t->run.un_child = sv[1];
+	}
+	return 0;
+}
+
+#define T_STACK_SIZE (256 * 1024)
+
+/*
+ * Start the template: a glibc fork(), or with proc "private" a clone into
+ * new PID and mount namespaces (and a user namespace, unprivileged) where
+ * corral_pidns_init_main mounts the namespace's /proc and becomes the
+ * template itself, pid 1 (a raw clone: K and C use no malloc). 0 or -errno.
+ */
+static int spawn_template(struct corral_template *t, struct corral_child *c)
+{
+	sigset_t all, old;
+	void *stack = MAP_FAILED;
+	int e = 0;
+
+	if (t->pidns) {
+		stack = mmap(NULL, T_STACK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+		if (stack == MAP_FAILED)
+			return -errno;
+	}
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (t->pidns) {
+		t->pid = clone(corral_pidns_init_main, (char *)stack + T_STACK_SIZE,
+			       corral_procns_clone_flags(&t->sb->procns) | SIGCHLD, c);
+	} else {
+		t->pid = fork();
+		if (t->pid == 0)
+			corral_child_main(c);
+	}
+	e = errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (stack != MAP_FAILED)
+		munmap(stack, T_STACK_SIZE); /* the template runs on its own copy */
+	return t->pid < 0 ? -e : 0;
+}
+
+int corral_template_start(struct corral_template *t, struct corral_sandbox *sb, struct corral_error *err)
+{
 	_cleanup_close_ int scope = -1, devw = -1;
 	int sv[2] = { -1, -1 }, ep[2] = { -1, -1 }, r, abi;
 	struct t_args a;
 	struct corral_child c;
-	sigset_t all, old;
-	char byte;
+
+	void (*route)(void *arg, pid_t pid, struct corral_denials *d) = t->route;
+	void *route_arg = t->route_arg;
 
 	memset(t, 0, sizeof(*t));
+	t->route = route;
+	t->route_arg = route_arg;
 	t->sb = sb;
 	t->pid = -1;
 	t->pidfd = t->ctl = t->devnull = t->un_stop = -1;
@@ -630,50 +864,15 @@ int corral_template_start(struct corral_template *t, struct corral_sandbox *sb, 
 	if (sb->docker)
 		return corral_err(err, CORRAL_E_NOT_IMPLEMENTED, EOPNOTSUPP,
 				  "session: the docker provider has no sessions yet; use --provider local");
-	/* Never less confined than asked: a session has no PID namespace of its own yet. */
-	if (sb->procns.mode != CORRAL_PROCNS_OFF)
-		return corral_err(err, CORRAL_E_NOT_IMPLEMENTED, EOPNOTSUPP,
-				  "session: proc \"private\" (--proc private) is not available in sessions yet; "
-				  "use --proc host, or corral run per command");
 	abi = corral_ll_plan_abi(sb->ll);
 	if (abi < 6)
 		return corral_err(err, CORRAL_E_UNSUPPORTED, EOPNOTSUPP,
 				  "session: needs Landlock ABI 6 (scoped signals and ptrace) to keep calls apart "
 				  "from each other and from the session; this kernel has ABI %d (use corral run per "
 				  "command instead)", abi);
-	r = corral_tmp_create(sb, &t->run, err);
+	r = session_objects(t, sb, err);
 	if (r < 0)
 		goto fail;
-	if (mkdirat(t->run.tmp_fd, "home", 0700) < 0 || mkdirat(t->run.tmp_fd, ".corral", 0700) < 0 ||
-	    (sb->switch_identity && (fchownat(t->run.tmp_fd, "home", sb->uid, sb->gid, AT_SYMLINK_NOFOLLOW) < 0 ||
-				     fchownat(t->run.tmp_fd, ".corral", sb->uid, sb->gid, AT_SYMLINK_NOFOLLOW) < 0))) {
-		r = corral_err(err, CORRAL_E_SETUP, errno, "session: private HOME in %s: %s", t->run.tmp_path,
-			       corral_strerror(errno));
-		goto fail;
-	}
-	if (asprintf(&t->home, "%s/home", t->run.tmp_path) < 0) {
-		t->home = NULL;
-		r = corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
-		goto fail;
-	}
-	t->run.ruleset_fd = corral_ll_ruleset(sb->ll, t->run.tmp_fd, NULL, 0, err);
-	if (t->run.ruleset_fd < 0) {
-		r = t->run.ruleset_fd;
-		goto fail;
-	}
-	if (sb->use_cgroups) {
-		r = corral_cgroup_create(sb, &t->run, err);
-		if (r < 0)
-			goto fail;
-	}
-	if (sb->unotify) {
-		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-			r = corral_err(err, CORRAL_E_SETUP, errno, "session: socketpair: %s", corral_strerror(errno));
-			goto fail;
-		}
-		t->run.un_parent = sv[0];
-		t->run.un_child = sv[1];
-	}
 	scope = scope_ruleset();
 	if (scope < 0) {
 		r = corral_err(err, CORRAL_E_SETUP, errno, "session: landlock scope ruleset: %s", corral_strerror(errno));
@@ -688,57 +887,33 @@ int corral_template_start(struct corral_template *t, struct corral_sandbox *sb, 
 		goto fail;
 	}
 	t->ctl = sv[0];
-	a = (struct t_args){ .ctl = sv[1], .scope_fd = scope, .root_fd = sb->root_fd, .parent = getpid() };
+	t->pidns = sb->procns.mode != CORRAL_PROCNS_OFF;
+	/* In its own PID namespace the template is pid 1: its parent is outside (getppid() says 0). */
+	a = (struct t_args){ .ctl = sv[1], .scope_fd = scope, .root_fd = sb->root_fd, .parent = t->pidns ? 0 : getpid() };
 	c = (struct corral_child){
 		.sb = sb, .run = &t->run, .fd_in = devw, .fd_out = devw, .fd_err = devw, .err_w = ep[1],
 		.reset_mask = true, .parent = getpid(), .after_confine = template_main, .after_arg = &a,
+		.after_fds = { sv[1], scope },
 	};
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	t->pid = fork();
-	if (t->pid == 0)
-		corral_child_main(&c);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	r = spawn_template(t, &c);
 	safe_close(sv[1]);
 	ep[1] = safe_close(ep[1]);
-	if (t->pid < 0) {
-		r = corral_err(err, CORRAL_E_SETUP, errno, "session: fork: %s", corral_strerror(errno));
+	if (r < 0) {
+		r = corral_err(err, CORRAL_E_SETUP, -r, "session: %s: %s%s",
+			       t->pidns ? "creating the PID namespace (proc \"private\")" : "fork", corral_strerror(-r),
+			       t->pidns ? "; --proc host runs the session without" : "");
 		goto fail;
 	}
 	t->pidfd = (int)syscall(__NR_pidfd_open, t->pid, 0);
-	/*
-	 * The template says "R" once confined; a failed step reports (stage,
-	 * errno) on the error pipe and exits. The template closes its end of
-	 * that pipe before it says "R", so a hang-up alone is not a failure.
-	 */
-	{
-		struct pollfd pf[2] = { { .fd = t->ctl, .events = POLLIN }, { .fd = ep[0], .events = POLLIN } };
-		ssize_t n = 0;
-		bool ready = false;
-
-		for (int round = 0; round < 2 && !ready; round++) {
-			if (poll(pf, round ? 1 : 2, 10000) <= 0)
-				break;
-			if (pf[0].revents & POLLIN)
-				ready = recv(t->ctl, &byte, 1, MSG_DONTWAIT) == 1;
-			else if (pf[1].revents) {
-				n = read(ep[0], &rep, sizeof(rep));
-				if (n != 0)
-					break;
-			}
-		}
-		if (!ready) {
-			r = corral_err(err, CORRAL_E_SETUP, n == sizeof(rep) ? rep.err : EIO,
-				       "session: the template process failed at %s: %s",
-				       n == sizeof(rep) ? corral_child_stage_name(rep.stage) : "start",
-				       n == sizeof(rep) ? corral_strerror(rep.err) : "no report");
-			goto fail;
-		}
-	}
+	r = wait_ready(t, ep[0], err);
+	if (r < 0)
+		goto fail;
 	safe_close(ep[0]);
 	ep[0] = -1;
 	if (sb->unotify) {
 		t->un = corral_unotify_start(sb, &t->run, t->run.un_parent);
+		if (t->route)
+			corral_unotify_route(t->un, t->route, t->route_arg);
 		t->un_stop = eventfd(0, EFD_CLOEXEC);
 		if (t->un && t->un_stop >= 0 && pthread_create(&t->un_thread, NULL, un_main, t) == 0)
 			t->un_running = true;
@@ -791,6 +966,50 @@ void corral_template_stop(struct corral_template *t)
 	t->home = NULL;
 }
 
+/* From /proc/|pid|/stat: its parent's pid; 0 when it cannot be read. */
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	_cleanup_close_ int fd = -1;
+	ssize_t n;
+	int ppid = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || (n = read(fd, buf, sizeof(buf) - 1)) <= 0)
+		return 0;
+	buf[n] = 0;
+	/* "pid (comm) state ppid ...": the comm may hold anything but the last ')'. */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
+		return 0;
+	return ppid;
+}
+
+unsigned long corral_template_call_of(const struct corral_template *t, pid_t pid)
+{
+	/* Up the tree to the keeper, the child of the template (orphans go to the keeper: a subreaper). */
+	for (int depth = 0; pid > 1 && depth < 256; depth++) {
+		pid_t ppid = parent_of(pid);
+
+		if (ppid == t->pid) {
+			char path[64], name[32] = "";
+			_cleanup_close_ int fd = -1;
+			unsigned long seq = 0;
+			ssize_t n;
+
+			snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			n = fd < 0 ? -1 : read(fd, name, sizeof(name) - 1);
+			if (n > 0 && sscanf(name, "corral-k%lx", &seq) == 1)
+				return seq;
+			return 0;
+		}
+		pid = ppid;
+	}
+	return 0;
+}
+
 /* ------------------------------------------------------------ one call */
 
 /* Keep |n| bytes of output in |st| (head and tail, supervisor/exec/stream.c). */
@@ -837,7 +1056,7 @@ static double now_ms(void)
 /* The call's data (header, cwd, argv, envp) in one malloc'd block. */
 static char *build_data(struct corral_template *t, const struct corral_tcall *c, size_t *len)
 {
-	struct t_data_hdr h = { .magic = T_MAGIC };
+	struct t_data_hdr h = { .magic = T_MAGIC, .seq = c->seq };
 	const char *cwd = c->cwd ? c->cwd : ".";
 	size_t n = sizeof(h) + strlen(cwd) + 1, o;
 	char *b;
@@ -893,183 +1112,201 @@ static int send_call(struct corral_template *t, const int *fds, int nfds, const 
 	return 0;
 }
 
-int corral_template_exec(struct corral_template *t, struct corral_tcall *c, struct corral_result *res,
-			 struct corral_error *err)
-{
-	int out[2] = { -1, -1 }, er[2] = { -1, -1 }, rp[2] = { -1, -1 }, kp[2] = { -1, -1 }, in[2] = { -1, -1 };
-	int memfd = -1, r = 0;
-	char *blob = NULL;
-	size_t blob_len = 0;
+/* One call as the supervisor sees it: its pipes, captured output and K's report. */
+struct x_call {
+	int out[2], er[2], rp[2], kp[2], in[2];
 	struct corral_stream cap[2];
-	struct t_report rep = {};
-	bool have_rep = false, rep_eof = false, eof[2] = { false, false }, killed = false;
-	size_t in_off = 0;
-	double start = now_ms(), deadline = start + c->timeout * 1e3;
-	char buf[65536];
+	struct t_report rep;
+	bool have_rep, rep_eof, eof[2], killed;
+	size_t in_off;
+	double start, deadline;
+};
 
-	memset(res, 0, sizeof(*res));
-	res->sz = sizeof(*res);
-	if (t->ctl < 0)
-		return corral_err(err, CORRAL_E_SETUP, ESHUTDOWN, "session: the template is gone");
-	corral_stream_init(&cap[0], -1, c->max_output);
-	corral_stream_init(&cap[1], -1, c->max_output);
-	blob = build_data(t, c, &blob_len);
-	if (!blob) {
-		r = corral_err(err, CORRAL_E_USAGE, E2BIG, "session: the command and its environment exceed %u bytes",
-			       T_DATA_MAX);
-		goto out;
+/* The call's data in a memfd when it is too large to travel inline. The fd, or -errno with |err|. */
+static int x_memfd(const char *blob, size_t blob_len, struct corral_error *err)
+{
+	size_t off = 0;
+	int memfd = memfd_create("corral-call", MFD_CLOEXEC);
+
+	while (memfd >= 0 && off < blob_len) {
+		ssize_t w = write(memfd, blob + off, blob_len - off);
+
+		if (w <= 0) {
+			if (w < 0 && errno == EINTR)
+				continue;
+			memfd = safe_close(memfd);
+			errno = w < 0 ? errno : EIO;
+			break;
+		}
+		off += (size_t)w;
 	}
+	if (memfd < 0)
+		return corral_err(err, CORRAL_E_SETUP, errno, "session: call setup: memfd: %s", corral_strerror(errno));
+	return memfd;
+}
+
+/* Make the call's pipes and hand the call to the template. 0 or -errno with |err|. */
+static int x_send(struct corral_template *t, const struct corral_tcall *c, struct x_call *x,
+		  struct corral_error *err)
+{
+	size_t blob_len = 0;
+	_cleanup_free_ char *blob = build_data(t, c, &blob_len);
+	_cleanup_close_ int memfd = -1;
+	int r;
+
+	if (!blob)
+		return corral_err(err, CORRAL_E_USAGE, E2BIG,
+				  "session: the command and its environment exceed %u bytes", T_DATA_MAX);
 	if (blob_len >= T_INLINE_MAX) {
-		size_t off = 0;
-
-		memfd = memfd_create("corral-call", MFD_CLOEXEC);
-		while (memfd >= 0 && off < blob_len) {
-			ssize_t w = write(memfd, blob + off, blob_len - off);
-
-			if (w <= 0) {
-				if (w < 0 && errno == EINTR)
-					continue;
-				memfd = safe_close(memfd);
-				errno = w < 0 ? errno : EIO;
-				break;
-			}
-			off += (size_t)w;
-		}
-		if (memfd < 0) {
-			r = corral_err(err, CORRAL_E_SETUP, errno, "session: call setup: memfd: %s", corral_strerror(errno));
-			goto out;
-		}
+		memfd = x_memfd(blob, blob_len, err);
+		if (memfd < 0)
+			return TAKE_FD(memfd);
 	}
-	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(er, O_CLOEXEC) < 0 || pipe2(rp, O_CLOEXEC) < 0 ||
-	    pipe2(kp, O_CLOEXEC) < 0 || (c->stdin_data && pipe2(in, O_CLOEXEC) < 0)) {
-		r = corral_err(err, CORRAL_E_SETUP, errno, "session: call setup: %s", corral_strerror(errno));
-		goto out;
-	}
+	if (pipe2(x->out, O_CLOEXEC) < 0 || pipe2(x->er, O_CLOEXEC) < 0 || pipe2(x->rp, O_CLOEXEC) < 0 ||
+	    pipe2(x->kp, O_CLOEXEC) < 0 || (c->stdin_data && pipe2(x->in, O_CLOEXEC) < 0))
+		return corral_err(err, CORRAL_E_SETUP, errno, "session: call setup: %s", corral_strerror(errno));
 	{
-		int fds[T_NFDS] = { memfd, c->stdin_data ? in[0] : t->devnull, out[1], er[1], rp[1], kp[0] };
+		int fds[T_NFDS] = { memfd, c->stdin_data ? x->in[0] : t->devnull, x->out[1], x->er[1], x->rp[1],
+				    x->kp[0] };
 
 		r = memfd >= 0 ? send_call(t, fds, T_NFDS, NULL, 0) : send_call(t, fds + 1, T_NFDS - 1, blob, blob_len);
 	}
-	memfd = safe_close(memfd);
-	out[1] = safe_close(out[1]);
-	er[1] = safe_close(er[1]);
-	rp[1] = safe_close(rp[1]);
-	kp[0] = safe_close(kp[0]);
-	in[0] = safe_close(in[0]);
-	if (r < 0) {
-		r = corral_err(err, CORRAL_E_SETUP, -r, "session: the template does not answer: %s",
-			       corral_strerror(-r));
-		goto out;
-	}
-	if (in[1] >= 0) {
-		fcntl(in[1], F_SETFL, O_NONBLOCK);
+	x->out[1] = safe_close(x->out[1]);
+	x->er[1] = safe_close(x->er[1]);
+	x->rp[1] = safe_close(x->rp[1]);
+	x->kp[0] = safe_close(x->kp[0]);
+	x->in[0] = safe_close(x->in[0]);
+	if (r < 0)
+		return corral_err(err, CORRAL_E_SETUP, -r, "session: the template does not answer: %s",
+				  corral_strerror(-r));
+	if (x->in[1] >= 0) {
+		fcntl(x->in[1], F_SETFL, O_NONBLOCK);
 		if (c->stdin_len == 0)
-			in[1] = safe_close(in[1]);
+			x->in[1] = safe_close(x->in[1]);
 	}
-	while (!(eof[0] && eof[1] && (have_rep || rep_eof))) {
-		struct pollfd pf[5];
-		int np = 0, ip[5] = { -1, -1, -1, -1, -1 }, tmo;
-		double now = now_ms();
+	return 0;
+}
 
-		if (!killed && now >= deadline) {
-			res->timed_out = true;
-			killed = true;
-			kp[1] = safe_close(kp[1]);
+/* Indexes into the poll set of x_wait. */
+enum { X_OUT, X_ERR, X_REP, X_IN, X_CANCEL, X_N };
+
+/* Handle what poll reported on the call's fds (|ip| maps each kind to its pollfd, or -1). */
+static void x_handle(struct corral_tcall *c, struct x_call *x, const struct pollfd *pf, const int ip[X_N])
+{
+	char buf[65536];
+
+	for (int s = 0; s < 2; s++) {
+		int fd = s ? x->er[0] : x->out[0];
+
+		if (ip[s] < 0 || !pf[ip[s]].revents)
+			continue;
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n > 0) {
+			cap_add(&x->cap[s], buf, (size_t)n);
+			if (c->on_output)
+				c->on_output(c->arg, s + 1, buf, (size_t)n);
+		} else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+			x->eof[s] = true;
 		}
-		if (!eof[0])
-			ip[0] = np, pf[np++] = (struct pollfd){ .fd = out[0], .events = POLLIN };
-		if (!eof[1])
-			ip[1] = np, pf[np++] = (struct pollfd){ .fd = er[0], .events = POLLIN };
-		if (!have_rep && !rep_eof)
-			ip[2] = np, pf[np++] = (struct pollfd){ .fd = rp[0], .events = POLLIN };
-		if (in[1] >= 0)
-			ip[3] = np, pf[np++] = (struct pollfd){ .fd = in[1], .events = POLLOUT };
-		if (!killed && c->cancel_fd >= 0)
-			ip[4] = np, pf[np++] = (struct pollfd){ .fd = c->cancel_fd, .events = POLLIN };
-		tmo = killed ? 5000 : (int)(deadline - now) + 1;
+	}
+	if (ip[X_REP] >= 0 && pf[ip[X_REP]].revents) {
+		ssize_t n = read(x->rp[0], &x->rep, sizeof(x->rep));
+
+		if (n == sizeof(x->rep) && x->rep.magic == T_MAGIC)
+			x->have_rep = true;
+		else if (n >= 0 || (errno != EINTR && errno != EAGAIN))
+			x->rep_eof = true;
+		if (x->have_rep || x->rep_eof) {
+			/* The tree is gone (or K is): nothing more is coming on stdin. */
+			x->in[1] = safe_close(x->in[1]);
+			if (x->rep.start_err && x->have_rep)
+				x->eof[0] = x->eof[1] = true;
+		}
+	}
+	if (ip[X_IN] >= 0 && pf[ip[X_IN]].revents) {
+		ssize_t n = write(x->in[1], (const char *)c->stdin_data + x->in_off, c->stdin_len - x->in_off);
+
+		if (n > 0)
+			x->in_off += (size_t)n;
+		if ((n < 0 && errno != EAGAIN && errno != EINTR) || x->in_off >= c->stdin_len)
+			x->in[1] = safe_close(x->in[1]);
+	}
+	if (ip[X_CANCEL] >= 0 && pf[ip[X_CANCEL]].revents) {
+		c->cancelled = true;
+		x->killed = true;
+		x->kp[1] = safe_close(x->kp[1]);
+	}
+}
+
+/* Feed stdin, capture output, enforce the deadline and cancel, until the tree and K have ended. */
+static void x_wait(struct corral_tcall *c, struct x_call *x, struct corral_result *res)
+{
+	while (!(x->eof[0] && x->eof[1] && (x->have_rep || x->rep_eof))) {
+		struct pollfd pf[X_N];
+		int np = 0, ip[X_N] = { -1, -1, -1, -1, -1 }, tmo;
+		double now = now_ms();
+		bool any = false;
+
+		if (!x->killed && now >= x->deadline) {
+			res->timed_out = true;
+			x->killed = true;
+			x->kp[1] = safe_close(x->kp[1]);
+		}
+		if (!x->eof[0])
+			ip[X_OUT] = np, pf[np++] = (struct pollfd){ .fd = x->out[0], .events = POLLIN };
+		if (!x->eof[1])
+			ip[X_ERR] = np, pf[np++] = (struct pollfd){ .fd = x->er[0], .events = POLLIN };
+		if (!x->have_rep && !x->rep_eof)
+			ip[X_REP] = np, pf[np++] = (struct pollfd){ .fd = x->rp[0], .events = POLLIN };
+		if (x->in[1] >= 0)
+			ip[X_IN] = np, pf[np++] = (struct pollfd){ .fd = x->in[1], .events = POLLOUT };
+		if (!x->killed && c->cancel_fd >= 0)
+			ip[X_CANCEL] = np, pf[np++] = (struct pollfd){ .fd = c->cancel_fd, .events = POLLIN };
+		tmo = x->killed ? 5000 : (int)(x->deadline - now) + 1;
 		if (poll(pf, (nfds_t)np, tmo) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
-		{
-			bool any = false;
-
-			for (int i = 0; i < np; i++)
-				any |= pf[i].revents != 0;
-			if (!any && killed && now_ms() - now >= 4999)
-				break; /* nothing for 5 s after the kill: give up waiting */
-		}
-		for (int s = 0; s < 2; s++) {
-			int fd = s ? er[0] : out[0];
-
-			if (ip[s] < 0 || !pf[ip[s]].revents)
-				continue;
-			ssize_t n = read(fd, buf, sizeof(buf));
-			if (n > 0) {
-				cap_add(&cap[s], buf, (size_t)n);
-				if (c->on_output)
-					c->on_output(c->arg, s + 1, buf, (size_t)n);
-			} else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
-				eof[s] = true;
-			}
-		}
-		if (ip[2] >= 0 && pf[ip[2]].revents) {
-			ssize_t n = read(rp[0], &rep, sizeof(rep));
-
-			if (n == sizeof(rep) && rep.magic == T_MAGIC)
-				have_rep = true;
-			else if (n >= 0 || (errno != EINTR && errno != EAGAIN))
-				rep_eof = true;
-			if (have_rep || rep_eof) {
-				/* The tree is gone (or K is): nothing more is coming on stdin. */
-				in[1] = safe_close(in[1]);
-				if (rep.start_err && have_rep)
-					eof[0] = eof[1] = true;
-			}
-		}
-		if (ip[3] >= 0 && pf[ip[3]].revents) {
-			ssize_t n = write(in[1], (const char *)c->stdin_data + in_off, c->stdin_len - in_off);
-
-			if (n > 0)
-				in_off += (size_t)n;
-			if ((n < 0 && errno != EAGAIN && errno != EINTR) || in_off >= c->stdin_len)
-				in[1] = safe_close(in[1]);
-		}
-		if (ip[4] >= 0 && pf[ip[4]].revents) {
-			c->cancelled = true;
-			killed = true;
-			kp[1] = safe_close(kp[1]);
-		}
+		for (int i = 0; i < np; i++)
+			any |= pf[i].revents != 0;
+		if (!any && x->killed && now_ms() - now >= 4999)
+			break; /* nothing for 5 s after the kill: give up waiting */
+		x_handle(c, x, pf, ip);
 	}
-	res->wall_ms = now_ms() - start;
+}
+
+/* Fill |res| from K's report. 0, or -errno with |err| when the command could not be started. */
+static int x_result(struct corral_tcall *c, struct x_call *x, struct corral_result *res, struct corral_error *err)
+{
+	const struct t_report *rep = &x->rep;
+
+	res->wall_ms = now_ms() - x->start;
 	res->provider = "local";
-	if (have_rep && rep.start_err && !rep.main_done) {
-		r = corral_err(err, CORRAL_E_SETUP, rep.start_err,
-			       "session: could not start the command: %s%s", corral_strerror(rep.start_err),
-			       rep.start_err == EAGAIN ? " (the session's limits.processes is reached: end "
-							 "background jobs, or raise --procs)" : "");
-		goto out;
-	}
-	if (have_rep && rep.main_done) {
-		if (WIFEXITED(rep.status)) {
+	if (x->have_rep && rep->start_err && !rep->main_done)
+		return corral_err(err, CORRAL_E_SETUP, rep->start_err, "session: could not start the command: %s%s",
+				  corral_strerror(rep->start_err),
+				  rep->start_err == EAGAIN ? " (the session's limits.processes is reached: end "
+							     "background jobs, or raise --procs)" : "");
+	if (x->have_rep && rep->main_done) {
+		if (WIFEXITED(rep->status)) {
 			res->exited = true;
-			res->exit_status = WEXITSTATUS(rep.status);
-		} else if (WIFSIGNALED(rep.status)) {
-			res->signal = WTERMSIG(rep.status);
+			res->exit_status = WEXITSTATUS(rep->status);
+		} else if (WIFSIGNALED(rep->status)) {
+			res->signal = WTERMSIG(rep->status);
 		}
-		res->exec_errno = rep.exec_err;
-		res->cpu_ms = (double)rep.cpu_us / 1e3;
-		res->max_rss_kb = (long)rep.maxrss_kb;
-		c->cwd_failed = rep.chdir_err != 0;
-		c->leftovers = (unsigned long)rep.leftovers;
+		res->exec_errno = rep->exec_err;
+		res->cpu_ms = (double)rep->cpu_us / 1e3;
+		res->max_rss_kb = (long)rep->maxrss_kb;
+		c->cwd_failed = rep->chdir_err != 0;
+		c->leftovers = (unsigned long)rep->leftovers;
 	} else {
 		/* K ended without a report: only something outside the session can do that. */
 		res->signal = SIGKILL;
 	}
 	/* A deadline or cancel that came after the command had ended on its own changed nothing. */
-	if ((res->timed_out || c->cancelled) && have_rep && rep.main_done &&
-	    !(WIFSIGNALED(rep.status) && WTERMSIG(rep.status) == SIGKILL)) {
+	if ((res->timed_out || c->cancelled) && x->have_rep && rep->main_done &&
+	    !(WIFSIGNALED(rep->status) && WTERMSIG(rep->status) == SIGKILL)) {
 		res->timed_out = false;
 		c->cancelled = false;
 	}
@@ -1084,23 +1321,83 @@ int corral_template_exec(struct corral_template *t, struct corral_tcall *c, stru
 		res->exit_status = res->exec_errno == ENOENT ? 127 : 126;
 		n = corral_exec_error_line(res, c->argv[0], line, sizeof(line));
 		if (n > 0)
-			cap_add(&cap[1], line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+			cap_add(&x->cap[1], line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 	}
-	corral_stream_finish(&cap[0], &res->stdout_buf, &res->stdout_len, &res->stdout_truncated, &res->stdout_bytes);
-	corral_stream_finish(&cap[1], &res->stderr_buf, &res->stderr_len, &res->stderr_truncated, &res->stderr_bytes);
+	corral_stream_finish(&x->cap[0], &res->stdout_buf, &res->stdout_len, &res->stdout_truncated,
+			     &res->stdout_bytes);
+	corral_stream_finish(&x->cap[1], &res->stderr_buf, &res->stderr_len, &res->stderr_truncated,
+			     &res->stderr_bytes);
 	res->leftovers_killed = (unsigned)c->leftovers;
 	res->ended_by = corral_template_ended_by(res, c->cancelled);
-out:
-	corral_stream_free(&cap[0]);
-	corral_stream_free(&cap[1]);
-	free(blob);
-	safe_close(memfd);
+	return 0;
+}
+
+static void x_free(struct x_call *x)
+{
+	if (!x)
+		return;
+	corral_stream_free(&x->cap[0]);
+	corral_stream_free(&x->cap[1]);
 	for (int i = 0; i < 2; i++) {
-		safe_close(out[i]);
-		safe_close(er[i]);
-		safe_close(rp[i]);
-		safe_close(kp[i]);
-		safe_close(in[i]);
+		safe_close(x->out[i]);
+		safe_close(x->er[i]);
+		safe_close(x->rp[i]);
+		safe_close(x->kp[i]);
+		safe_close(x->in[i]);
 	}
+	free(x);
+}
+
+int corral_template_send(struct corral_template *t, struct corral_tcall *c, struct corral_error *err)
+{
+	struct x_call *x;
+	int r;
+
+	c->x = NULL;
+	if (t->ctl < 0)
+		return corral_err(err, CORRAL_E_SETUP, ESHUTDOWN, "session: the template is gone");
+	x = malloc(sizeof(*x));
+	if (!x)
+		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
+	*x = (struct x_call){ .out = { -1, -1 }, .er = { -1, -1 }, .rp = { -1, -1 }, .kp = { -1, -1 }, .in = { -1, -1 } };
+	x->start = now_ms();
+	x->deadline = x->start + c->timeout * 1e3;
+	corral_stream_init(&x->cap[0], -1, c->max_output);
+	corral_stream_init(&x->cap[1], -1, c->max_output);
+	r = x_send(t, c, x, err);
+	if (r < 0) {
+		x_free(x);
+		return r;
+	}
+	c->x = x;
+	return 0;
+}
+
+int corral_template_wait(struct corral_tcall *c, struct corral_result *res, struct corral_error *err)
+{
+	struct x_call *x = c->x;
+	int r;
+
+	memset(res, 0, sizeof(*res));
+	res->sz = sizeof(*res);
+	if (!x)
+		return corral_err(err, CORRAL_E_INTERNAL, EINVAL, "session: no call was sent");
+	x_wait(c, x, res);
+	r = x_result(c, x, res, err);
+	x_free(x);
+	c->x = NULL;
 	return r;
+}
+
+int corral_template_exec(struct corral_template *t, struct corral_tcall *c, struct corral_result *res,
+			 struct corral_error *err)
+{
+	int r = corral_template_send(t, c, err);
+
+	if (r < 0) {
+		memset(res, 0, sizeof(*res));
+		res->sz = sizeof(*res);
+		return r;
+	}
+	return corral_template_wait(c, res, err);
 }

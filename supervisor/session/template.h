@@ -18,6 +18,7 @@ struct corral_template {
 	struct corral_sandbox *sb;
 	struct corral_run run;      /* the session's cgroups, private tmp, Landlock ruleset */
 	pid_t pid;                  /* the template process */
+	bool pidns;                 /* in a PID namespace of its own (proc "private"), as its pid 1 */
 	int pidfd;
 	int ctl;                    /* SOCK_SEQPACKET to the template */
 	int devnull;                /* O_RDONLY, a call's stdin when it has none */
@@ -27,6 +28,14 @@ struct corral_template {
 	bool un_running;
 	int un_stop;                /* eventfd that stops |un_thread| */
 	struct corral_spawn_rlimits rl;
+	/*
+	 * Set by the caller before corral_template_start (which keeps them):
+	 * the Unix-socket mediation's denials, each with the host pid of the
+	 * task refused (corral_unotify_route); corral_template_call_of tells
+	 * whose call it is.
+	 */
+	void (*route)(void *arg, pid_t pid, struct corral_denials *d);
+	void *route_arg;
 };
 
 /* Build |sb|'s session objects and start the template. 0 or -errno with |err|. */
@@ -34,8 +43,15 @@ int corral_template_start(struct corral_template *t, struct corral_sandbox *sb, 
 /* Kill every process of the session, reap the template, remove tmp and cgroups. */
 void corral_template_stop(struct corral_template *t);
 
+/*
+ * The |seq| of the call (corral_tcall.seq) whose tree the host's |pid|
+ * belongs to, read from /proc (its keeper's name); 0 when none.
+ */
+unsigned long corral_template_call_of(const struct corral_template *t, pid_t pid);
+
 /* One command of a call. */
 struct corral_tcall {
+	unsigned long seq;          /* the caller's number for the call, > 0 (corral_template_call_of) */
 	char *const *argv;
 	char *const *envp;
 	const char *cwd;            /* relative to the root; NULL or "." for the root */
@@ -50,6 +66,7 @@ struct corral_tcall {
 	bool cancelled;             /* out: cancel_fd fired */
 	bool cwd_failed;            /* out: the cwd was gone: the command ran in the root */
 	unsigned long leftovers;    /* out: processes still alive when the main one ended, killed */
+	void *x;                    /* between corral_template_send and _wait: the call in flight */
 };
 
 /*
@@ -59,6 +76,15 @@ struct corral_tcall {
  */
 int corral_template_exec(struct corral_template *t, struct corral_tcall *c, struct corral_result *res,
 			 struct corral_error *err);
+
+/*
+ * The two halves of corral_template_exec: hand the command to the template
+ * (0, or -errno with |err|: nothing was started), then, from any thread,
+ * wait for its whole tree to end (as corral_template_exec). A sent call
+ * must be waited for. The deadline counts from the send.
+ */
+int corral_template_send(struct corral_template *t, struct corral_tcall *c, struct corral_error *err);
+int corral_template_wait(struct corral_tcall *c, struct corral_result *res, struct corral_error *err);
 
 /* What ended a call, from its result: cancelled, timeout, cpu, file_size, signal or exit. */
 const char *corral_template_ended_by(const struct corral_result *r, bool cancelled);

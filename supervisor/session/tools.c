@@ -34,17 +34,7 @@
 #define GREP_DEPTH_MAX 64
 #define GREP_TEXT_MAX 400
 
-static int fail(struct corral_tool_err *e, const char *code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(struct corral_tool_err *e, const char *code, const char *fmt, ...)
-{
-	va_list ap;
-
-	e->code = code;
-	va_start(ap, fmt);
-	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
-	va_end(ap);
-	return -1;
-}
+#define fail corral_tool_fail
 
 /*
  * |path| (relative to the session's cwd, or absolute under the root) as a

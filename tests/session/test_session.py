@@ -70,6 +70,26 @@ def children(pid):
     return out
 
 
+def host_pid(tpid, pid):
+    """The host's pid of the session's process |pid| (as the session's calls see it, in its PID
+    namespace or the host's): the descendant of the template |tpid| whose innermost NSpid is |pid|."""
+    todo, seen = [tpid], set()
+    while todo:
+        p = todo.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        try:
+            with open("/proc/%d/status" % p) as f:
+                ns = [int(x) for x in next(l for l in f if l.startswith("NSpid:")).split()[1:]]
+            if ns and ns[-1] == pid and p != tpid:
+                return p
+        except (OSError, StopIteration, ValueError):
+            pass
+        todo += children(p)
+    return 0
+
+
 def main():
     base, root, outside = scratch()
     try:
@@ -83,6 +103,8 @@ def main():
         run_burst(root)
         run_kill_oldest(root)
         run_cwd(root, outside)
+        run_procns(root)
+        run_denials(base, root)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     print("%d passed, %d failed" % (passes, len(failures)))
@@ -230,10 +252,12 @@ def run(root, outside):
     st = s.call("status")
     tpid = st.get("template_pid")
     check("status names the template pid", isinstance(tpid, int) and alive(tpid), st)
-    r = s.call("bash", command="kill -9 %d; echo rc=$?; sleep 0.1 & kill -9 $! && echo own-ok" % tpid)
+    # The template as the calls see it: pid 1 of the session's PID namespace, or its host pid.
+    tns = 1 if st.get("proc") == "private" else tpid
+    r = s.call("bash", command="kill -9 %d; echo rc=$?; sleep 0.1 & kill -9 $! && echo own-ok" % tns)
     check("a call cannot kill the template (control: its own child)",
           "rc=1" in r.get("stdout", "") and "own-ok" in r.get("stdout", "") and alive(tpid), r)
-    r = s.call("bash", command="cat /proc/%d/environ >/dev/null 2>&1; echo rc=$?; cat /proc/self/environ >/dev/null && echo self-ok" % tpid)
+    r = s.call("bash", command="cat /proc/%d/environ >/dev/null 2>&1; echo rc=$?; cat /proc/self/environ >/dev/null && echo self-ok" % tns)
     check("a call cannot read the template's /proc (control: its own)",
           "rc=1" in r.get("stdout", "") and "self-ok" in r.get("stdout", ""), r)
     r = s.call("bash", command="kill -9 %d; echo rc=$?" % s.p.pid)
@@ -255,11 +279,12 @@ def run(root, outside):
     check("background job answers started at once", ev.get("event") == "started", ev)
     time.sleep(0.3)
     out = s.call("job_output", job="job1")
-    pid = int(out.get("stdout", "0").strip() or 0)
-    check("job_output gives the job's new output and running", pid > 0 and out.get("running") is True, out)
+    nspid = int(out.get("stdout", "0").strip() or 0)
+    pid = host_pid(tpid, nspid)
+    check("job_output gives the job's new output and running", pid > 0 and out.get("running") is True, (out, pid))
     out2 = s.call("job_output", job="job1")
     check("job_output is incremental", out2.get("stdout") == "", out2)
-    r = s.call("bash", command="kill -9 %d; echo rc=$?" % pid)
+    r = s.call("bash", command="kill -9 %d; echo rc=$?" % nspid)
     check("a call cannot kill a sibling call's process", "rc=1" in r.get("stdout", "") and alive(pid), r)
     r = s.call("job_kill", job="job1")
     ev = s.wait("job1")
@@ -310,7 +335,7 @@ def run_lifecycle(root):
     s.send({"id": "bg", "tool": "bash", "command": "echo $$; setsid sleep 60 & exec sleep 60", "background": True})
     s.wait("bg", kinds=("started",))
     time.sleep(0.3)
-    pid = int(s.call("job_output", job="bg").get("stdout", "0").split()[0])
+    pid = host_pid(tpid, int(s.call("job_output", job="bg").get("stdout", "0").split()[0]))
     check("lifecycle: tmp and job exist while the session runs", os.path.isdir(tmp) and alive(pid), (tmp, pid))
     rc = s.close()
     ev = [e for e in s.events if e.get("id") == "bg" and e.get("event") == "result"]
@@ -324,7 +349,7 @@ def run_lifecycle(root):
     s.send({"id": "bg", "tool": "bash", "command": "echo $$; setsid sleep 60 & exec sleep 60", "background": True})
     s.wait("bg", kinds=("started",))
     time.sleep(0.3)
-    pid = int(s.call("job_output", job="bg").get("stdout", "0").split()[0])
+    pid = host_pid(tpid, int(s.call("job_output", job="bg").get("stdout", "0").split()[0]))
     os.kill(s.p.pid, signal.SIGKILL)
     s.p.wait()
     deadline = time.monotonic() + 5
@@ -423,7 +448,9 @@ def run_audit(base, root):
     check("audit: a refused file tool is audited with its error", esc and esc[0].get("error", {}).get("code") == "escape", esc)
     tmo = [x for x in lines if x.get("ended_by") == "timeout"]
     check("audit: the timed-out call", len(tmo) == 1, lines)
-    shown = subprocess.run([CORRAL, "policy", "show", "--root", root, "--audit", log], capture_output=True).stdout
+    # A session's proc defaults to "private" where it can be made: part of its canonical policy.
+    shown = subprocess.run([CORRAL, "policy", "show", "--root", root, "--audit", log, "--proc", default_proc(root)],
+                           capture_output=True).stdout
     import hashlib
     check("audit: policy_sha256 is the canonical policy's", a.get("policy_sha256") == hashlib.sha256(shown).hexdigest(), a)
 
@@ -451,6 +478,50 @@ def run_approve(base, root):
     check("approve: denied calls are audited", len(denied) == 2 and len(lines) == 3, lines)
     saw = [json.loads(open(os.path.join(base, f)).read()) for f in os.listdir(base) if f.startswith("approver-saw")]
     check("approve: the approver reads the request's JSON", any(x.get("command") == "echo fine" for x in saw), saw)
+    run_approve_key(base, root)
+
+
+def run_approve_key(base, root):
+    # The policy key "approve": the same gate from the policy file; --approve overrides it.
+    log = os.path.join(base, "audit-approve-key.log")
+    pol = os.path.join(base, "approve-policy.json")
+    with open(pol, "w") as f:
+        json.dump({"approve": "grep -q '\"allowed\"'"}, f)
+    s = Session(CORRAL, root, "--policy", pol, "--audit", log)
+    r = s.call("exec", argv=["/bin/echo", "allowed"])
+    check("approve key: a call the policy's command approves runs (control)", r.get("stdout") == "allowed\n", r)
+    r = s.call("exec", argv=["/bin/echo", "other"])
+    check("approve key: a call it refuses is error denied and does not run",
+          r.get("event") == "error" and r["error"]["code"] == "denied", r)
+    s.close()
+    with open(log) as f:
+        lines = [json.loads(x) for x in f.read().splitlines()]
+    check("approve key: the denied call is audited with code denied",
+          [x.get("error", {}).get("code") for x in lines] == [None, "denied"], lines)
+    s = Session(CORRAL, root, "--policy", pol, "--approve", "true")
+    r = s.call("exec", argv=["/bin/echo", "other"])
+    check("approve key: --approve overrides the policy's command", r.get("stdout") == "other\n", r)
+    s.close()
+    p = subprocess.run([CORRAL, "policy", "show", "--policy", pol], capture_output=True)
+    check("approve key: policy show prints it", json.loads(p.stdout or b"{}").get("approve") == "grep -q '\"allowed\"'", p)
+    # A missing approve command: refused at start when it names a path, denied (naming the key) otherwise.
+    with open(pol, "w") as f:
+        json.dump({"approve": "/nonexistent/corral-gate --check"}, f)
+    p = subprocess.run([CORRAL, "session", "--root", root, "--policy", pol], input=b"", capture_output=True)
+    check("approve key: a gate path that does not exist refuses the session (125), naming the key",
+          p.returncode == 125 and b"policy key approve" in p.stderr and b"/nonexistent/corral-gate" in p.stderr, p)
+    with open(pol, "w") as f:
+        json.dump({"approve": "corral-no-such-gate"}, f)
+    s = Session(CORRAL, root, "--policy", pol)
+    r = s.call("exec", argv=["/bin/true"])
+    check("approve key: a gate command not found denies the call, naming the key",
+          r.get("event") == "error" and r["error"]["code"] == "denied" and "policy key approve" in r["error"]["message"]
+          and "could not be run" in r["error"]["message"], r)
+    s.close()
+    with open(pol, "w") as f:
+        json.dump({"approve": ""}, f)
+    p = subprocess.run([CORRAL, "session", "--root", root, "--policy", pol], input=b"", capture_output=True)
+    check("approve key: an empty command is a policy error naming the key", p.returncode != 0 and b"approve: empty" in p.stderr, p)
 
 
 def run_loopback(root):
@@ -565,10 +636,115 @@ def run_cwd(root, outside):
     s.close()
     p = subprocess.run([CORRAL, "session", "--root", root, "--cwd", "../outside"], input=b"", capture_output=True)
     check("--cwd outside the root: refused (125) naming --cwd", p.returncode == 125 and b"--cwd" in p.stderr, p)
-    p = subprocess.run([CORRAL, "session", "--root", root, "--proc", "private", "--compat", "best-effort"],
-                       input=b"", capture_output=True)
-    check("--proc private: refused (125) rather than a session without its PID namespace",
-          p.returncode == 125 and b"--proc" in p.stderr, p)
+
+
+def default_proc(root):
+    s = Session(CORRAL, root)
+    st = s.call("status")
+    s.close()
+    return st.get("proc")
+
+
+def userns_allowed():
+    if ROOT_USER:
+        return True
+    p = subprocess.run(["unshare", "--user", "--pid", "--mount", "--fork", "true"], capture_output=True)
+    return p.returncode == 0
+
+
+KILL_ALL = ("own=$$; sleep 30 & kid=$!; n=0; for p in $(ls /proc | grep -E '^[0-9]+$'); do "
+            "[ $p = $own ] || [ $p = $BASHPID ] && continue; kill -9 $p 2>/dev/null && n=$((n+1)); done; "
+            "wait $kid; echo killed=$n kid=$?")
+
+
+def run_procns(root):
+    # Sessions default to a PID namespace and /proc of their own where corral can make one.
+    private = userns_allowed()
+    s = Session(CORRAL, root)
+    st = s.call("status")
+    check("proc: a session defaults to private where it can be made (status says which)",
+          st.get("proc") == ("private" if private else "host"), st)
+    tpid = st.get("template_pid")
+    r = s.call("bash", command="ls /proc | grep -cE '^[0-9]+$'; cat /proc/1/comm")
+    n = int((r.get("stdout") or "0\n").split()[0])
+    if private:
+        check("proc private: the calls see only the session's processes (the template is pid 1)", 0 < n < 8, r)
+        # The attack: kill -9 every pid in /proc but its own; control: its own child dies (kid=137).
+        r = s.call("bash", command=KILL_ALL)
+        r2 = s.call("exec", argv=["/bin/echo", "still"])
+        check("proc private: a call's kill -9 of every visible pid reaches only its own tree (control: its own child)",
+              "killed=1 kid=137" in r.get("stdout", "") and r2.get("stdout") == "still\n" and alive(tpid), (r, r2))
+        r = s.call("bash", command="test -e /proc/%d/cmdline && echo seen || echo unseen" % s.p.pid)
+        check("proc private: the supervisor's pid is not in the session's /proc (control: host /proc has it)",
+              r.get("stdout") == "unseen\n" and os.path.exists("/proc/%d" % s.p.pid), r)
+    s.close()
+    # --proc host is honoured; control: the host's processes are visible (the supervisor among them).
+    s = Session(CORRAL, root, "--proc", "host")
+    st = s.call("status")
+    r = s.call("bash", command="test -e /proc/%d/cmdline && echo seen || echo unseen" % s.p.pid)
+    check("--proc host: status says host and the host's /proc is seen", st.get("proc") == "host" and
+          r.get("stdout") == "seen\n", (st, r))
+    s.close()
+    if ROOT_USER:
+        return
+    # Unprivileged without user namespaces: strict refuses --proc private; best-effort reports the drop.
+    env = dict(os.environ, CORRAL_TEST_NO_USERNS="1")
+    p = subprocess.run([CORRAL, "session", "--root", root, "--proc", "private"], input=b"", capture_output=True,
+                       env=env)
+    check("--proc private where it cannot be made: strict refuses naming --proc host",
+          p.returncode != 0 and b"proc" in p.stderr, p)
+    s = Session(CORRAL, root, "--proc", "private", "--compat", "best-effort", env=env)
+    st = s.call("status")
+    r = s.call("exec", argv=["/bin/true"])
+    check("--proc private best-effort: the session runs, status and each result report the drop",
+          st.get("proc") == "host" and any("proc.private" in d for d in st.get("dropped", [])) and
+          any("proc.private" in w for w in r.get("warnings", [])), (st, r))
+    s.close()
+    s = Session(CORRAL, root, env=env)
+    st = s.call("status")
+    check("default without user namespaces: proc host, nothing reported dropped (it was not asked for)",
+          st.get("proc") == "host" and st.get("dropped") == [], st)
+    s.close()
+
+
+INET = ("import socket\ntry:\n socket.socket(socket.AF_INET).connect(('192.0.2.1', 80))\n"
+        "except OSError as e: print('refused', e.errno)")
+ABSTRACT = ("import socket\ns = socket.socket(socket.AF_UNIX)\ntry:\n s.connect('\\0corral-test-abstract')\n"
+            "except OSError as e: print('refused', e.errno)")
+
+
+def run_denials(base, root):
+    # What the supervisor refuses a call's processes is in that call's result (and audit line), no other's.
+    log = os.path.join(base, "audit-denials.log")
+    s = Session(CORRAL, root, "--audit", log)
+    r = s.call("exec", argv=["python3", "-c", INET], tag="inet")
+    d = r.get("denials") or []
+    check("denials: a socket(AF_INET) refused under --net none is in the call's result, from the supervisor",
+          "refused" in r.get("stdout", "") and any(x.get("kind") == "network" and x.get("source") == "supervisor"
+                                                  and "--net" in x.get("hint", "") for x in d), r)
+    r = s.call("exec", argv=["python3", "-c", ABSTRACT])
+    d = r.get("denials") or []
+    check("denials: an abstract Unix socket connect refused is the call's (unix_socket)",
+          "refused" in r.get("stdout", "") and any(x.get("kind") == "unix_socket" for x in d), r)
+    r = s.call("exec", argv=["python3", "-c", "print('quiet')"])
+    check("denials: control, a call that attempts nothing has none", r.get("denials") == [], r)
+    # Overlapping: a background job refused after a while; the call running meanwhile is not blamed.
+    s.send({"id": "dj", "tool": "exec", "argv": ["python3", "-c", "import time; time.sleep(0.5)\n" + INET],
+            "background": True})
+    s.wait("dj", kinds=("started",))
+    r = s.call("bash", command="sleep 1; echo sibling")
+    j = s.wait("dj")
+    check("denials: attributed to the process's own call when calls overlap (the job's, not the sibling's)",
+          r.get("denials") == [] and any(x.get("kind") == "network" for x in j.get("denials") or []), (r, j))
+    r = s.call("bash", command="echo x > /etc/corral-denied")
+    d = r.get("denials") or []
+    check("denials: a refused write inferred from bash's own error line names the file, not bash",
+          [x.get("what") for x in d] == ["/etc/corral-denied"], r)
+    s.close()
+    with open(log) as f:
+        lines = [json.loads(x) for x in f.read().splitlines()]
+    a = [x for x in lines if x.get("tag") == "inet"]
+    check("denials: the audit line carries the call's denials", a and a[0].get("denials"), a)
 
 
 if __name__ == "__main__":

@@ -34,6 +34,9 @@ static void test_line_paths(void **state)
 	} cases[] = {
 		{ "sh: 1: cannot create /tmp/x: Permission denied", "/tmp/x" },
 		{ "bash: /tmp/x: Permission denied", "/tmp/x" },
+		{ "/bin/bash: line 2: /etc/foo: Permission denied", "/etc/foo" },
+		{ "/bin/sh: 1: cannot create /etc/foo: Permission denied", "/etc/foo" },
+		{ "/etc/foo: Permission denied", "/etc/foo" },
 		{ "touch: cannot touch '/etc/foo': Permission denied", "/etc/foo" },
 		{ "mkdir: cannot create directory \xe2\x80\x98/var/tmp/a b\xe2\x80\x99: Permission denied", "/var/tmp/a b" },
 		{ "PermissionError: [Errno 13] Permission denied: '/tmp/y'", "/tmp/y" },

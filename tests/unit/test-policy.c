@@ -70,7 +70,8 @@ static const char default_dump[] =
 	"  \"shell\": null,\n"
 	"  \"cwd\": null,\n"
 	"  \"audit\": null,\n"
-	"  \"allow\": []\n"
+	"  \"allow\": [],\n"
+	"  \"approve\": null\n"
 	"}\n";
 
 /* The value at a dotted key path of a policy's dump, as compact JSON. */
@@ -251,6 +252,8 @@ static const struct {
 	{ "{\"audit\": null}", "audit", "null" },
 	{ "{\"allow\": [\"PyPI.org.\", \"*.npmjs.org:443\", \"[::1]:8080\", \"pypi.org\"]}", "allow",
 	  "[\"pypi.org\",\"*.npmjs.org:443\",\"[::1]:8080\"]" },
+	{ "{\"approve\": \"/usr/local/bin/gate --strict\"}", "approve", "\"/usr/local/bin/gate --strict\"" },
+	{ "{\"approve\": null}", "approve", "null" },
 };
 
 static void test_valid(void **state)
@@ -303,6 +306,9 @@ static const struct {
 	{ "{\"shell\": [\"/bin/bash\"]}", "shell: expected an absolute path or null" },
 	/* audit */
 	{ "{\"audit\": \"audit.log\"}", "audit: 'audit.log' is not an absolute path" },
+	{ "{\"approve\": \" \"}", "approve: empty command (a shell command run before each session call, exit 0 "
+	  "approves; null for none)" },
+	{ "{\"approve\": true}", "approve: expected a string (a shell command) or null" },
 	{ "{\"audit\": true}", "audit: expected an absolute path or null" },
 	{ "{\"allow\": [\"*\"]}", "allow[0]: '*': \"*\" would allow every host: list the hosts, or use network \"host\"" },
 	{ "{\"allow\": \"pypi.org\"}", "allow: expected an array of hosts (\"pypi.org\", \"*.npmjs.org:443\", \"10.0.0.5:8080\")" },
@@ -535,6 +541,7 @@ static const struct {
 	/* cwd is relative to the root: kept as given, never made absolute against getcwd */
 	{ NULL, { "cwd", "src" }, "cwd", "\"src\"" },
 	{ NULL, { "audit", "/var/log/a.jsonl" }, "audit", "\"/var/log/a.jsonl\"" },
+	{ "{\"approve\": \"false\"}", { "approve", "true" }, "approve", "\"true\"" },
 	{ "{\"cwd\": \"a\"}", { "cwd", "../b" }, "cwd", "\"../b\"" },
 };
 
@@ -594,6 +601,8 @@ static const struct {
 	{ "root", "/tmp/\xff", "--root: not valid UTF-8", CORRAL_E_POLICY },
 	{ "cwd", "", "--cwd: empty path (use \".\" for the root)", CORRAL_E_POLICY },
 	{ "audit", "", "--audit: empty path", CORRAL_E_POLICY },
+	{ "approve", "", "--approve: empty command (a shell command run before each session call, exit 0 approves; "
+	  "null for none)", CORRAL_E_POLICY },
 	{ "preset", "huge", "--preset: unknown preset 'huge' (expected minimal|standard)", CORRAL_E_POLICY },
 	{ "procs", "-1", "--procs: bad integer '-1'", CORRAL_E_POLICY },
 	{ "bogus", "1", "--bogus: unknown option", CORRAL_E_USAGE },

@@ -139,6 +139,10 @@ struct corral_unotify {
 	struct hreq *hq; /* request header + payload being built */
 	struct corral_un_req *dec; /* the call being decoded */
 	struct corral_denials *denials; /* the run's; may be NULL */
+	/* A session's: each notification's denials handed to |route| with its pid (corral_unotify_route). */
+	void (*route)(void *arg, pid_t pid, struct corral_denials *d);
+	void *route_arg;
+	struct corral_denials staged;
 };
 static struct seccomp_notif_sizes notif_sizes;
 static pthread_once_t sizes_once = PTHREAD_ONCE_INIT;
@@ -206,10 +210,21 @@ fail:
 static void drop_pending(struct corral_unotify *u);
 static void park_fds(struct corral_unotify *u, const int *fds, int nfds);
 
+void corral_unotify_route(struct corral_unotify *u, void (*fn)(void *arg, pid_t pid, struct corral_denials *d),
+			  void *arg)
+{
+	if (!u)
+		return;
+	u->route = fn;
+	u->route_arg = arg;
+	u->denials = &u->staged;
+}
+
 void corral_unotify_free(struct corral_unotify *u)
 {
 	if (!u)
 		return;
+	corral_denials_clear(&u->staged);
 	safe_close(u->listener);
 	while (u->deferred) {
 		struct deferred *d = u->deferred;
@@ -1256,8 +1271,11 @@ void corral_unotify_handle(struct corral_unotify *u, const struct pollfd *pf, in
 					continue;
 				}
 				memset(u->req, 0, u->req_size);
-				if (ioctl(u->listener, SECCOMP_IOCTL_NOTIF_RECV, u->req) == 0)
+				if (ioctl(u->listener, SECCOMP_IOCTL_NOTIF_RECV, u->req) == 0) {
 					serve(u);
+					if (u->route && u->staged.n)
+						u->route(u->route_arg, (pid_t)u->req->pid, &u->staged);
+				}
 			} else if (pf[i].revents & (POLLHUP | POLLERR | POLLNVAL)) {
 				/* Every filtered task is gone. */
 				u->listener = safe_close(u->listener);

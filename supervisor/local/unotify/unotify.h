@@ -15,6 +15,7 @@
 
 #include <poll.h>
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "internal/util.h"
 #include "policy/policy.h"
@@ -87,6 +88,15 @@ struct corral_unotify *corral_unotify_start(const struct corral_sandbox *sb,
 int corral_unotify_pollfds(struct corral_unotify *u, struct pollfd *pf);
 /* Serve what |pf| (the entries filled above, after poll) says is ready. */
 void corral_unotify_handle(struct corral_unotify *u, const struct pollfd *pf, int n);
+/*
+ * A session (one mediation for many calls): the denials of each
+ * notification go to |fn| with the pid (in the caller's PID namespace) of
+ * the task that made the call, once it is served; |fn| takes what it
+ * wants of |d| and must leave it empty (corral_denials_clear).
+ */
+struct corral_denials;
+void corral_unotify_route(struct corral_unotify *u, void (*fn)(void *arg, pid_t pid, struct corral_denials *d),
+			  void *arg);
 /* Kill and reap the helper; close everything. Accepts NULL. */
 void corral_unotify_free(struct corral_unotify *u);
 

@@ -1750,6 +1750,8 @@ _public_ int corral_session_new(const struct corral_policy *p, const struct corr
 	}
 	s->t.route = route_denials;
 	s->t.route_arg = s;
+	/* The egress proxy's refusals (network "allow"), to the call whose process was refused. */
+	corral_egress_route(s->sb->egress, route_denials, s);
 	if (s->sb->docker) {
 		r = corral_dsession_start(s->sb, s->session_id, &s->t, &s->docker, err);
 		/* the image's bash (the host's is not what runs) */
@@ -1764,6 +1766,8 @@ _public_ int corral_session_new(const struct corral_policy *p, const struct corr
 	*out = s;
 	return 0;
 fail:
+	if (s->sb)
+		corral_egress_route(s->sb->egress, NULL, NULL);
 	corral_sandbox_free(s->sb);
 	safe_close(s->audit_fd);
 	free(s->approve);
@@ -1776,6 +1780,8 @@ _public_ void corral_session_free(struct corral_session *s)
 {
 	if (!s)
 		return;
+	/* No proxy thread routes into |s| any more (before s->lock: the route takes it under the proxy's). */
+	corral_egress_route(s->sb->egress, NULL, NULL);
 	pthread_mutex_lock(&s->lock);
 	s->closing = true;
 	for (struct call *c = s->calls; c; c = c->next)

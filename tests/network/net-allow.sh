@@ -246,13 +246,20 @@ expect_eq "another process on the host: turned away by the run's proxy" "turned 
 rm -f proxy-addr proxy-done
 
 # --- a session gets the same proxy for its life ---------------------------------
-sess=$( (printf '%s\n' "{\"id\":\"1\",\"tool\":\"bash\",\"command\":\"curl -s -m 5 http://$NAME:$P/; echo; curl -s -m 5 http://127.0.0.3:$P/\"}"; sleep 4) |
-	timeout 30 "$C" session "${ALLOW[@]}" | "$PY" -c 'import json,sys
+# Call 1 reaches a listed host and is refused an unlisted one; call 2 makes
+# no connection. The session's stdin stays open until both have answered.
+sess=$( (printf '%s\n' "{\"id\":\"1\",\"tool\":\"bash\",\"command\":\"curl -s -m 5 http://$NAME:$P/; echo; curl -s -m 5 http://127.0.0.3:$P/\"}";
+	 printf '%s\n' '{"id":"2","tool":"bash","command":"echo quiet"}';
+	 for _ in $(seq 100); do [ "$(grep -c '"result"' "$OUT/sess.log" 2>/dev/null)" -ge 2 ] && break; sleep 0.1; done) |
+	timeout 30 "$C" session "${ALLOW[@]}" | tee "$OUT/sess.log" | "$PY" -c 'import json,sys
 for l in sys.stdin:
     e = json.loads(l)
-    if e.get("event") == "result": print(e["stdout"])')
+    if e.get("event") == "result":
+        print(e["id"], e["stdout"].replace("\n", " "), "denials:", " ".join(d["what"] for d in e["denials"] if d["kind"] == "network"))')
 expect_match "session: listed host reachable" "srv-$NAMEIP:$P" "$sess"
 expect_match "session: unlisted address refused by the proxy" "127.0.0.3:$P is not in the allow list" "$sess"
+expect_match "session: the proxy's refusal is a denial of the call that made it" "denials: 127.0.0.3:$P\$" "$(grep '^1 ' <<< "$sess")"
+expect_eq "session: a call that made no connection has none (control)" "2 quiet  denials: " "$(grep '^2 ' <<< "$sess")"
 
 # --- real clients against a local registry: pip download, npm view ---------------
 mkdir -p "$OUT/reg/simple/demo-pkg"

@@ -59,6 +59,11 @@ struct refusal {
 	char hint[400];
 };
 
+struct expected_src {
+	struct sockaddr_in src;
+	pid_t pid; /* the task whose connect was let through (the supervisor's PID namespace) */
+};
+
 struct corral_egress {
 	atomic_int refs;          /* the owner (until corral_egress_free) + each thread */
 	int lfd;                  /* the listener */
@@ -74,8 +79,11 @@ struct corral_egress {
 	int conns;
 	struct refusal refused[REFUSED_MAX];
 	size_t n_refused;
-	struct sockaddr_in expect[EXPECT_MAX]; /* a ring: corral_egress_admit adds, accept takes */
+	struct expected_src expect[EXPECT_MAX]; /* a ring: corral_egress_admit adds, accept takes */
 	size_t n_expect, next_expect;
+	/* A session's: each refusal handed to |route| with the refused task's pid (corral_egress_route). */
+	void (*route)(void *arg, pid_t pid, struct corral_denials *d);
+	void *route_arg;
 };
 
 void corral_egress_posture(struct corral_policy *p, struct corral_posture *ps)
@@ -232,6 +240,17 @@ bool corral_egress_is_proxy(const struct corral_egress *e, const void *sa, size_
 	       a.sin_addr.s_addr == e->addr.sin_addr.s_addr;
 }
 
+void corral_egress_route(struct corral_egress *e, void (*fn)(void *arg, pid_t pid, struct corral_denials *d),
+			 void *arg)
+{
+	if (!e)
+		return;
+	pthread_mutex_lock(&e->lock);
+	e->route = fn;
+	e->route_arg = arg;
+	pthread_mutex_unlock(&e->lock);
+}
+
 void corral_egress_drain(struct corral_egress *e, struct corral_denials *d)
 {
 	if (!e || !d)
@@ -243,10 +262,24 @@ void corral_egress_drain(struct corral_egress *e, struct corral_denials *d)
 	pthread_mutex_unlock(&e->lock);
 }
 
-/* Keep one refusal for the next drain (the same target counts once per entry there). */
-static void refuse(struct corral_egress *e, const char *what, const char *hint)
+/*
+ * Keep one refusal for the next drain (the same target counts once per
+ * entry there), or hand it at once to the route, with the pid of the task
+ * whose connection it was.
+ */
+static void refuse(struct corral_egress *e, pid_t pid, const char *what, const char *hint)
 {
 	pthread_mutex_lock(&e->lock);
+	if (e->route) {
+		/* Under the lock: corral_egress_route(e, NULL, NULL) waits for it. */
+		struct corral_denials d = {};
+
+		corral_denials_add(&d, "network", what, "supervisor", hint);
+		e->route(e->route_arg, pid, &d);
+		corral_denials_clear(&d);
+		pthread_mutex_unlock(&e->lock);
+		return;
+	}
 	if (e->n_refused < REFUSED_MAX) {
 		struct refusal *f = &e->refused[e->n_refused++];
 
@@ -261,6 +294,7 @@ static void refuse(struct corral_egress *e, const char *what, const char *hint)
 struct conn {
 	struct corral_egress *e;
 	int cfd;
+	pid_t pid; /* whose connection (corral_egress_admit) */
 };
 
 static long long now_ms(void)
@@ -351,7 +385,7 @@ static void refuse_reply(struct conn *c, const char *what, const char *why, cons
 		snprintf(hint, sizeof(hint), "network \"allow\": %s %s", what, why);
 		snprintf(body, sizeof(body), "corral: %s %s (network \"allow\")", what, why);
 	}
-	refuse(c->e, what, hint);
+	refuse(c->e, c->pid, what, hint);
 	reply(c, "403 Forbidden", body);
 }
 
@@ -728,7 +762,7 @@ static int spawn(void *(*fn)(void *), void *arg)
 	return -r;
 }
 
-void corral_egress_admit(struct corral_egress *e, int sock)
+void corral_egress_admit(struct corral_egress *e, int sock, pid_t pid)
 {
 	struct sockaddr_in src = { .sin_family = AF_INET, .sin_addr = e ? e->addr.sin_addr : (struct in_addr){ 0 } };
 	socklen_t sl = sizeof(src);
@@ -740,29 +774,31 @@ void corral_egress_admit(struct corral_egress *e, int sock)
 	if (getsockname(sock, (struct sockaddr *)&src, &sl) < 0 || src.sin_family != AF_INET || !src.sin_port)
 		return; /* no source to expect: the connection will be turned away */
 	pthread_mutex_lock(&e->lock);
-	e->expect[e->next_expect] = src;
+	e->expect[e->next_expect] = (struct expected_src){ src, pid };
 	e->next_expect = (e->next_expect + 1) % EXPECT_MAX;
 	if (e->n_expect < EXPECT_MAX)
 		e->n_expect++;
 	pthread_mutex_unlock(&e->lock);
 }
 
-/* Whether |peer| is a source corral_egress_admit expects (then taken off the list). */
-static bool expected(struct corral_egress *e, const struct sockaddr_in *peer)
+/* Whether |peer| is a source corral_egress_admit expects (then taken off the list, its pid in |pid|). */
+static bool expected(struct corral_egress *e, const struct sockaddr_in *peer, pid_t *pid)
 {
 	bool found = false;
 
 	pthread_mutex_lock(&e->lock);
 	for (size_t k = 0; k < e->n_expect && !found; k++) {
 		size_t i = (e->next_expect + EXPECT_MAX - 1 - k) % EXPECT_MAX;
-		struct sockaddr_in *x = &e->expect[i];
+		struct expected_src *xs = &e->expect[i];
+		struct sockaddr_in *x = &xs->src;
 
 		if (x->sin_port != peer->sin_port ||
 		    (x->sin_addr.s_addr != htonl(INADDR_ANY) && x->sin_addr.s_addr != peer->sin_addr.s_addr))
 			continue;
 		found = true;
+		*pid = xs->pid;
 		/* Take it out: the newest entry moves into its place. */
-		*x = e->expect[(e->next_expect + EXPECT_MAX - 1) % EXPECT_MAX];
+		*xs = e->expect[(e->next_expect + EXPECT_MAX - 1) % EXPECT_MAX];
 		e->next_expect = (e->next_expect + EXPECT_MAX - 1) % EXPECT_MAX;
 		e->n_expect--;
 	}
@@ -778,6 +814,7 @@ static void *accept_main(void *arg)
 		struct pollfd pf[2] = { { .fd = e->lfd, .events = POLLIN }, { .fd = e->stop, .events = POLLIN } };
 		struct sockaddr_in peer;
 		socklen_t peer_len;
+		pid_t pid = 0;
 		struct conn *c;
 		int fd;
 		bool full;
@@ -812,7 +849,7 @@ static void *accept_main(void *arg)
 		}
 		if (fd < 0)
 			continue;
-		if (peer.sin_family != AF_INET || !expected(e, &peer)) {
+		if (peer.sin_family != AF_INET || !expected(e, &peer, &pid)) {
 			close(fd); /* not the sandbox's: another process on the host */
 			continue;
 		}
@@ -821,7 +858,7 @@ static void *accept_main(void *arg)
 			close(fd);
 			continue;
 		}
-		*c = (struct conn){ e, fd };
+		*c = (struct conn){ e, fd, pid };
 		atomic_fetch_add(&e->refs, 1);
 		pthread_mutex_lock(&e->lock);
 		e->conns++;

@@ -25,9 +25,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 
 #include "internal/util.h"
 #include "policy/policy.h"
+#include "supervisor/exec/denials.h"
 
 struct corral_denials;
 struct corral_egress;
@@ -59,9 +61,19 @@ bool corral_egress_is_proxy(const struct corral_egress *e, const void *sa, size_
  * The proxy serves expected connections only: another process on the
  * host, which can connect to any loopback listener, is turned away.
  */
-void corral_egress_admit(struct corral_egress *e, int sock);
+void corral_egress_admit(struct corral_egress *e, int sock, pid_t pid);
 /* A connection to the proxy was let through: make sure it is served. */
 void corral_egress_kick(struct corral_egress *e);
+/*
+ * A session's: from now on each refusal goes at once to |fn| (from a proxy
+ * thread) with the pid (the supervisor's PID namespace) of the task whose
+ * connect corral_egress_admit let through, instead of waiting for a drain.
+ * |fn| may take the entries; they are cleared after it returns. |fn| runs
+ * under the proxy's lock, so corral_egress_route(e, NULL, NULL) returns
+ * only once no call of the old |fn| is under way: do that before |arg| goes.
+ */
+void corral_egress_route(struct corral_egress *e, void (*fn)(void *arg, pid_t pid, struct corral_denials *d),
+			 void *arg);
 /* Move the refusals recorded so far into |d| (kind "network", source "supervisor"). */
 void corral_egress_drain(struct corral_egress *e, struct corral_denials *d);
 

@@ -923,7 +923,8 @@ static void inet_what(const struct corral_un_req *rq, int type, char *out, size_
  * address; a disconnect (AF_UNSPEC) goes as copied; the rest is refused
  * (EACCES, as Landlock's TCP rule answers) and counted. 0 or -errno.
  */
-static int egress_only(struct corral_unotify *u, const struct corral_un_req *rq, struct hreq *h, int sock, int type)
+static int egress_only(struct corral_unotify *u, const struct corral_un_req *rq, struct hreq *h, int sock, int type,
+		       pid_t pid)
 {
 	struct corral_egress *e = u->plan->egress;
 	sa_family_t fam = AF_UNSPEC;
@@ -939,7 +940,7 @@ static int egress_only(struct corral_unotify *u, const struct corral_un_req *rq,
 		h->addr_len = sizeof(struct sockaddr_in);
 		h->addr_mode = ADDR_COPY;
 		/* The proxy serves this socket's connection only, not another host process's. */
-		corral_egress_admit(e, sock);
+		corral_egress_admit(e, sock, pid);
 		corral_egress_kick(e);
 		return 0;
 	}
@@ -1120,7 +1121,7 @@ static void mediate(struct corral_unotify *u)
 
 	if (u->plan->network == CORRAL_NET_ALLOW && (domain == AF_INET || domain == AF_INET6) &&
 	    (h->op == OP_CONNECT || rq->addr_len)) {
-		err = -egress_only(u, rq, h, fds[0], type);
+		err = -egress_only(u, rq, h, fds[0], type, tid);
 		if (err)
 			goto answer;
 	}

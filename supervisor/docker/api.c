@@ -28,21 +28,11 @@
 #include "policy/policy.h"
 #include "supervisor/docker/docker-private.h"
 
-/*
- * One HTTP/1.0 request to the Engine API on its Unix socket (the server
- * closes after the response). Returns the HTTP status, or a negative errno
- * when the daemon cannot be reached. |body| receives the start of the
- * response body, NUL-terminated.
- */
-int dk_api_request(const char *sock, const char *method, const char *path, char *body, size_t body_len)
+int dk_api_connect(const char *sock)
 {
-	_cleanup_close_ int fd = -1;
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct timeval tv = { .tv_sec = API_TIMEOUT_MS / 1000 };
-	char req[1024], resp[4096];
-	size_t got = 0;
-	int n, status;
-	char *hdr_end;
+	int fd;
 
 	if (strlen(sock) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
@@ -52,8 +42,31 @@ int dk_api_request(const char *sock, const char *method, const char *path, char 
 		return -errno;
 	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	(void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int e = -errno;
+
+		safe_close(fd);
+		return e;
+	}
+	return fd;
+}
+
+/*
+ * One HTTP/1.0 request to the Engine API on its Unix socket (the server
+ * closes after the response). Returns the HTTP status, or a negative errno
+ * when the daemon cannot be reached. |body| receives the start of the
+ * response body, NUL-terminated.
+ */
+int dk_api_request(const char *sock, const char *method, const char *path, char *body, size_t body_len)
+{
+	_cleanup_close_ int fd = dk_api_connect(sock);
+	char req[1024], resp[4096];
+	size_t got = 0;
+	int n, status;
+	char *hdr_end;
+
+	if (fd < 0)
+		return fd;
 	n = snprintf(req, sizeof(req), "%s %s HTTP/1.0\r\nHost: docker\r\nContent-Length: 0\r\n\r\n", method, path);
 	if (n < 0 || (size_t)n >= sizeof(req))
 		return -ENAMETOOLONG;

@@ -59,6 +59,8 @@ int dk_add_mount(struct corral_strv *s, const char *src, const char *dst, bool r
 int dk_client_base_env(char *const *environ_, struct corral_strv *cenv);
 
 /* api.c */
+/* A connection to the Engine API's Unix socket with API_TIMEOUT_MS send/receive timeouts: the fd, or -errno. */
+int dk_api_connect(const char *sock);
 int dk_api_request(const char *sock, const char *method, const char *path, char *body, size_t body_len);
 int dk_run_client(const struct corral_docker *d, const char *const *args, int timeout_ms, char *errbuf,
 		  size_t errlen);

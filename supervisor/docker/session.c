@@ -107,29 +107,6 @@ static void random_hex(char *out, size_t nbytes)
 
 /* ------------------------------------------------------------ the Engine API */
 
-static int api_connect(const char *sock)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct timeval tv = { .tv_sec = API_TIMEOUT_MS / 1000 };
-	int fd;
-
-	if (strlen(sock) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	memcpy(sa.sun_path, sock, strlen(sock) + 1);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	(void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		int e = -errno;
-
-		safe_close(fd);
-		return e;
-	}
-	return fd;
-}
-
 static int send_all(int fd, const char *p, size_t n)
 {
 	while (n) {
@@ -198,7 +175,7 @@ static int api_head(int fd, char *buf, size_t cap, size_t *got, size_t *body_off
 /* One HTTP/1.0 request; the response's body parsed as JSON into *|out| when it is JSON. The status or -errno. */
 static int api_call(const char *sock, const char *method, const char *path, const char *body, json_t **out)
 {
-	_cleanup_close_ int fd = api_connect(sock);
+	_cleanup_close_ int fd = dk_api_connect(sock);
 	_cleanup_free_ char *buf = NULL;
 	size_t cap = 16384, got, off;
 	int status, r;
@@ -710,7 +687,7 @@ static int exec_start(struct dcall *x, const char *wd, struct corral_error *err)
 		return s;
 	}
 	json_decref(j);
-	fd = api_connect(d->sock);
+	fd = dk_api_connect(d->sock);
 	if (fd < 0)
 		return corral_err(err, CORRAL_E_PROVIDER, -fd, "docker session: daemon at unix://%s: %s", d->sock,
 				  corral_strerror(-fd));

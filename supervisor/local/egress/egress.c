@@ -40,6 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "internal/clock.h"
 #include "policy/allow.h"
 #include "supervisor/exec/denials.h"
 #include "supervisor/local/egress/egress.h"
@@ -299,10 +300,7 @@ struct conn {
 
 static long long now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (long long)corral_now_ms();
 }
 
 /* Wait for |events| on |fd| or the stop eventfd, up to |deadline|. 1 ready, 0 timeout/stop, -1 error. */

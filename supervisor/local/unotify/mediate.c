@@ -279,6 +279,13 @@ int corral_unotify_pollfds(struct corral_unotify *u, struct pollfd *pf)
 
 static void respond(struct corral_unotify *u, uint64_t id, int64_t val, int err)
 {
+	/*
+	 * A session's denials of this notification go to their call before
+	 * the caller is let go: afterwards it may exit, and its call could no
+	 * longer be found through its parents.
+	 */
+	if (u->route && u->staged.n && u->req && id == u->req->id)
+		u->route(u->route_arg, (pid_t)u->req->pid, &u->staged);
 	memset(u->resp, 0, u->resp_size);
 	u->resp->id = id;
 	u->resp->val = err ? 0 : val;

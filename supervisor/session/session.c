@@ -1194,6 +1194,8 @@ static void tool_status(struct corral_session *s, json_t *id, json_t *tag)
 	json_object_set_new(ev, "calls", json_integer((json_int_t)s->n_calls));
 	json_object_set_new(ev, "errors", json_integer((json_int_t)s->n_errors));
 	json_object_set_new(ev, "session_id", json_string(s->session_id));
+	/* the protocol's version is corral's: a client can refuse one it does not know */
+	json_object_set_new(ev, "version", json_string(corral_version()));
 	json_object_set_new(ev, "root", json_string(s->sb->root));
 	json_object_set_new(ev, "template_pid", json_integer(s->t.pid));
 	if (s->docker)

@@ -252,6 +252,8 @@ def run(root, outside):
     st = s.call("status")
     tpid = st.get("template_pid")
     check("status names the template pid", isinstance(tpid, int) and alive(tpid), st)
+    ver = subprocess.run([CORRAL, "--version"], capture_output=True, text=True).stdout
+    check("status names corral's version, as --version does", st.get("version") and st["version"] in ver, (st, ver))
     # The template as the calls see it: pid 1 of the session's PID namespace, or its host pid.
     tns = 1 if st.get("proc") == "private" else tpid
     r = s.call("bash", command="kill -9 %d; echo rc=$?; sleep 0.1 & kill -9 $! && echo own-ok" % tns)

@@ -431,10 +431,18 @@ def run_audit(base, root):
     s.call("bash", command="sleep 5 & echo b", tag="corr-2")
     s.call("read_file", path="../escape")
     s.call("bash", command="sleep 5", timeout=0.2)
+    # A tag or an id holding "\u0000" (the request's JSON allows it) is no way to run a call unaudited.
+    s.call("exec", argv=["/bin/echo", "nul-tag"], tag="nul\x00tag")
+    s.send({"id": "nul\x00id", "tool": "exec", "argv": ["/bin/echo", "nul-id"]})
+    s.wait("nul\x00id")
     check("audit: exit 0", s.close() == 0)
     with open(log) as f:
         lines = [json.loads(x) for x in f.read().splitlines()]
-    check("audit: one line per call", len(lines) == 4, lines)
+    check("audit: one line per call", len(lines) == 6, lines)
+    check("audit: a tag with a NUL character is audited, as it was sent",
+          any(x.get("tag") == "nul\x00tag" and x.get("argv") == ["/bin/echo", "nul-tag"] for x in lines), lines)
+    check("audit: an id with a NUL character is audited, as it was sent",
+          any(x.get("id") == "nul\x00id" and x.get("argv") == ["/bin/echo", "nul-id"] for x in lines), lines)
     by_tag = {x.get("tag"): x for x in lines}
     a = by_tag.get("corr-1", {})
     want = ("run_id", "session_id", "tag", "tool", "cwd", "policy_sha256", "provider", "network", "started_at",

@@ -487,6 +487,7 @@ def run_approve(base, root):
     saw = [json.loads(open(os.path.join(base, f)).read()) for f in os.listdir(base) if f.startswith("approver-saw")]
     check("approve: the approver reads the request's JSON", any(x.get("command") == "echo fine" for x in saw), saw)
     run_approve_key(base, root)
+    run_approve_cancel(root)
 
 
 def run_approve_key(base, root):
@@ -530,6 +531,50 @@ def run_approve_key(base, root):
         json.dump({"approve": ""}, f)
     p = subprocess.run([CORRAL, "session", "--root", root, "--policy", pol], input=b"", capture_output=True)
     check("approve key: an empty command is a policy error naming the key", p.returncode != 0 and b"approve: empty" in p.stderr, p)
+
+
+def run_approve_cancel(root):
+    # The gate decides on the host before the call exists in the sandbox: a cancel, or the end of
+    # stdin, must not wait for it, nor may a request larger than a socket's buffer that it does not
+    # read take it past its 60 s.
+    big = "echo big #" + "x" * (1 << 20)
+    s = Session(CORRAL, root, "--approve", "true")
+    r = s.call("bash", command=big)
+    check("approve: a gate that does not read a 1 MiB request approves it (control)", r.get("stdout") == "big\n", r)
+    s.close()
+    s = Session(CORRAL, root, "--approve", "exec sleep 30")
+    s.send({"id": "slow", "tool": "bash", "command": "echo small"})
+    time.sleep(0.5)
+    t0 = time.monotonic()
+    s.send({"id": "stop", "tool": "cancel", "target": "slow"})
+    try:
+        r = s.wait("slow", timeout=10)
+    except TimeoutError as e:
+        r = {"timeout": str(e)}
+    check("approve: a cancel during approval ends the call at once, denied and not run",
+          r.get("event") == "error" and r["error"]["code"] == "denied" and "cancelled" in r["error"]["message"]
+          and time.monotonic() - t0 < 5, r)
+    s.send({"id": "slow-file", "tool": "write_file", "path": "approved-not", "content": "x"})
+    time.sleep(0.5)
+    t0 = time.monotonic()
+    s.send({"id": "stop-file", "tool": "cancel", "target": "slow-file"})
+    try:
+        r = s.wait("slow-file", timeout=10)
+    except TimeoutError as e:
+        r = {"timeout": str(e)}
+    check("approve: a cancel during approval of a file tool ends it at once, denied",
+          r.get("event") == "error" and r["error"]["code"] == "denied" and time.monotonic() - t0 < 5
+          and not os.path.exists(os.path.join(root, "approved-not")), r)
+    s.send({"id": "big", "tool": "bash", "command": big})
+    time.sleep(0.5)
+    t0 = time.monotonic()
+    try:
+        rc = s.close(timeout=15)
+    except subprocess.TimeoutExpired:
+        s.p.kill()
+        rc = "still running after 15 s"
+    check("approve: end of stdin during approval of a request the gate does not read ends the session",
+          rc == 0 and time.monotonic() - t0 < 10, rc)
 
 
 def run_loopback(root):

@@ -105,6 +105,7 @@ def main():
         run_cwd(root, outside)
         run_procns(root)
         run_denials(base, root)
+        run_held_stdout(root)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     print("%d passed, %d failed" % (passes, len(failures)))
@@ -811,6 +812,47 @@ def run_denials(base, root):
         lines = [json.loads(x) for x in f.read().splitlines()]
     a = [x for x in lines if x.get("tag") == "inet"]
     check("denials: the audit line carries the call's denials", a and a[0].get("denials"), a)
+
+
+HOLDER = r"""
+import socket, array, os, time
+s = socket.socket(socket.AF_UNIX); s.bind("held.sock"); s.listen(1)
+c, _ = s.accept()
+msg, anc, fl, addr = c.recvmsg(1, socket.CMSG_SPACE(4))
+fd = array.array("i", anc[0][2][:4])[0]
+time.sleep(2)
+for i in range(100):
+    os.write(fd, b"from-the-job %d\n" % i); time.sleep(0.2)
+"""
+GIVER = r"""
+import socket, array
+c = socket.socket(socket.AF_UNIX); c.connect("held.sock")
+c.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [1]))])
+print("given")
+"""
+
+
+def run_held_stdout(root):
+    # A call passes its stdout to a background job over a Unix socket and ends: its keeper has reaped its
+    # tree, so the call ends then; the job's writes are neither the call's output nor a hold on its result.
+    s = Session(CORRAL, root)
+    try:
+        os.unlink(os.path.join(root, "held.sock"))
+    except OSError:
+        pass
+    s.send({"id": "holder", "tool": "exec", "argv": ["python3", "-c", HOLDER], "background": True})
+    s.wait("holder", kinds=("started",))
+    time.sleep(0.5)
+    t0 = time.monotonic()
+    r = s.call("exec", argv=["python3", "-c", GIVER], timeout=30)
+    took = time.monotonic() - t0
+    check("held stdout: a call whose stdout another call holds ends with its own tree, its output its own",
+          r.get("stdout") == "given\n" and r.get("ended_by") == "exit" and took < 5, (took, r))
+    r = s.call("exec", argv=["/bin/echo", "control"])
+    check("held stdout: the next call runs (control)", r.get("stdout") == "control\n", r)
+    s.call("job_kill", job="holder")
+    s.close()
+    os.unlink(os.path.join(root, "held.sock"))
 
 
 if __name__ == "__main__":

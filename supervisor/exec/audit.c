@@ -170,6 +170,18 @@ static int error_field(json_t *o, const struct corral_audit_call *call, const st
 							 text(msg ? msg : "unknown error")));
 }
 
+/*
+ * A session's id or tag, given as JSON text: the value itself. The request
+ * was read with JSON_ALLOW_NUL, so its strings may hold "\u0000"; a text
+ * that does not load again is kept as a string: the line is never lost.
+ */
+static json_t *json_value(const char *json)
+{
+	json_t *v = json_loads(json, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+
+	return v ? v : text(json);
+}
+
 int corral_audit_write(int fd, const char *policy_sha256, const char *provider, const char *network,
 		       const struct corral_audit_call *call, const struct corral_result *res, int rc,
 		       const struct corral_error *cerr)
@@ -197,7 +209,7 @@ int corral_audit_write(int fd, const char *policy_sha256, const char *provider, 
 	o = json_pack("{s:o, s:o, s:o, s:s, s:o, s:o, s:s, s:s, s:s, s:o, s:s}",
 		      "run_id", text(run_id),
 		      "session_id", text(call->session_id),
-		      "tag", call->tag_json ? json_loads(call->tag_json, JSON_DECODE_ANY, NULL) : text(call->tag),
+		      "tag", call->tag_json ? json_value(call->tag_json) : text(call->tag),
 		      "tool", call->tool ? call->tool : "run",
 		      cmd_key, cmd,
 		      "cwd", text(call->cwd ? call->cwd : "."),
@@ -208,7 +220,7 @@ int corral_audit_write(int fd, const char *policy_sha256, const char *provider, 
 		      "ended_at", ended_at);
 	if (!o)
 		return -ENOMEM;
-	if ((call->id_json && json_object_set_new(o, "id", json_loads(call->id_json, JSON_DECODE_ANY, NULL)) < 0) ||
+	if ((call->id_json && json_object_set_new(o, "id", json_value(call->id_json)) < 0) ||
 	    result_fields(o, ran ? res : NULL, !failed) < 0 || (failed && error_field(o, call, cerr) < 0)) {
 		json_decref(o);
 		return -ENOMEM;

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "internal/sha256.h"
+#include "internal/syscalls.h"
 #include "internal/utf8.h"
 #include "internal/util.h"
 #include "policy/policy.h"
@@ -1049,7 +1050,10 @@ extern char **environ;
  * Ask the session's approve command about call |c|: 1 approved, 0 denied
  * (|why| says how). The command runs on the host, unconfined: it is the
  * caller's own policy decision, fed the request's JSON on stdin (a socket,
- * so a command that does not read it cannot stop us with SIGPIPE).
+ * so a command that does not read it cannot stop us with SIGPIPE). The
+ * request is written as the command takes it, so one that does not read
+ * it is still bounded by the 60 s; a cancel of the call (or the session's
+ * end) kills the command and denies the call.
  */
 static int approved(struct corral_session *s, struct call *c, char *why, size_t wsz)
 {
@@ -1057,11 +1061,12 @@ static int approved(struct corral_session *s, struct call *c, char *why, size_t 
 	char *req = json_dumps(c->req, JSON_COMPACT), **envp = NULL, buf[1024];
 	char *argv[] = { (char *)"/bin/sh", (char *)"-c", s->approve, NULL };
 	char e_sid[64], e_tool[64];
-	size_t n_env = 0, got = 0;
+	size_t n_env = 0, got = 0, req_len = 0, req_off = 0;
 	posix_spawn_file_actions_t fa;
 	double deadline = mono_ms() + 60000;
 	pid_t pid = -1;
-	bool timed_out = false;
+	int pidfd = -1;
+	bool timed_out = false, cancelled = false, out_eof = false;
 
 	snprintf(why, wsz, "the approve command could not run");
 	while (environ && environ[n_env])
@@ -1069,6 +1074,8 @@ static int approved(struct corral_session *s, struct call *c, char *why, size_t 
 	envp = calloc(n_env + 3, sizeof(*envp));
 	if (!req || !envp || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in) < 0 || pipe2(out, O_CLOEXEC) < 0)
 		goto out;
+	req_len = strlen(req);
+	req[req_len++] = '\n'; /* json_dumps' NUL: the request is one line */
 	memcpy(envp, environ, n_env * sizeof(*envp));
 	snprintf(e_sid, sizeof(e_sid), "CORRAL_SESSION_ID=%s", s->session_id);
 	snprintf(e_tool, sizeof(e_tool), "CORRAL_TOOL=%s", c->tool);
@@ -1085,37 +1092,64 @@ static int approved(struct corral_session *s, struct call *c, char *why, size_t 
 	out[1] = safe_close(out[1]);
 	if (pid < 0)
 		goto out;
-	(void)!send(in[0], req, strlen(req), MSG_NOSIGNAL);
-	(void)!send(in[0], "\n", 1, MSG_NOSIGNAL);
-	shutdown(in[0], SHUT_WR);
+	fcntl(in[0], F_SETFL, O_NONBLOCK);
+	fcntl(out[0], F_SETFL, O_NONBLOCK);
+	pidfd = (int)syscall(__NR_pidfd_open, pid, 0);
 	for (;;) {
-		struct pollfd pf = { .fd = out[0], .events = POLLIN };
+		/* Its output until it exits (a child of its own may keep the pipe: not waited for). */
+		struct pollfd pf[4] = { { .fd = out_eof ? -1 : out[0], .events = POLLIN },
+					{ .fd = c->cancel_fd, .events = POLLIN }, { .fd = pidfd, .events = POLLIN },
+					{ .fd = in[0], .events = POLLOUT } };
 		double left = deadline - mono_ms();
+		bool exited;
 		ssize_t k;
 
-		if (left <= 0 || poll(&pf, 1, (int)left + 1) == 0) {
+		if (left <= 0 || poll(pf, 4, (int)left + 1) == 0) {
 			timed_out = true;
 			kill(pid, SIGKILL);
 			break;
 		}
-		k = read(out[0], got < sizeof(buf) - 1 ? buf + got : buf, got < sizeof(buf) - 1 ? sizeof(buf) - 1 - got : sizeof(buf));
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
+		if (pf[1].revents) {
+			cancelled = true;
+			kill(pid, SIGKILL);
 			break;
-		if (got < sizeof(buf) - 1)
-			got += (size_t)k;
+		}
+		exited = pidfd >= 0 ? pf[2].revents != 0 : out_eof;
+		if (in[0] >= 0 && pf[3].revents) {
+			k = send(in[0], req + req_off, req_len - req_off, MSG_NOSIGNAL | MSG_DONTWAIT);
+			if (k > 0)
+				req_off += (size_t)k;
+			if ((k < 0 && errno != EAGAIN && errno != EINTR) || req_off >= req_len)
+				in[0] = safe_close(in[0]); /* all of it, or the command closed its stdin: EOF for it */
+		}
+		while (!out_eof && (pf[0].revents || exited)) {
+			k = read(out[0], got < sizeof(buf) - 1 ? buf + got : buf,
+				 got < sizeof(buf) - 1 ? sizeof(buf) - 1 - got : sizeof(buf));
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k == 0 || (k < 0 && errno != EAGAIN))
+				out_eof = true;
+			if (k <= 0)
+				break;
+			if (got < sizeof(buf) - 1)
+				got += (size_t)k;
+		}
+		if (exited || (pidfd < 0 && out_eof))
+			break;
 	}
 	buf[got < sizeof(buf) ? got : sizeof(buf) - 1] = 0;
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
-	ok = !timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	ok = !timed_out && !cancelled && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 	if (!ok) {
 		char *nl = strchr(buf, '\n');
 
 		if (nl)
 			*nl = 0;
-		if (timed_out)
+		if (cancelled)
+			snprintf(why, wsz, "cancelled while the approve command (%s) was deciding: the call did not run",
+				 s->approve_key);
+		else if (timed_out)
 			snprintf(why, wsz, "the approve command gave no answer within 60 s");
 		else if (WIFEXITED(status) && (WEXITSTATUS(status) == 127 || WEXITSTATUS(status) == 126))
 			snprintf(why, wsz, "the approve command (%s) could not be run (exit %d: %.300s): every call is "
@@ -1126,6 +1160,7 @@ static int approved(struct corral_session *s, struct call *c, char *why, size_t 
 				 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), *buf ? ": " : "", buf);
 	}
 out:
+	safe_close(pidfd);
 	safe_close(in[0]);
 	safe_close(in[1]);
 	safe_close(out[0]);
@@ -1544,15 +1579,13 @@ _public_ int corral_session_cancel(struct corral_session *s, const char *id_json
 		return 0;
 	pthread_mutex_lock(&s->lock);
 	c = find_call(s, canon, true);
-	if (c && c->command) {
+	if (c) {
+		/* Every call's eventfd: a command's keeper, or an approve command still deciding, is woken. */
 		uint64_t one = 1;
 		ssize_t _unused_ n;
 
 		c->cancelled = true;
 		n = write(c->cancel_fd, &one, sizeof(one));
-		r = 1;
-	} else if (c) {
-		c->cancelled = true;
 		r = 1;
 	}
 	pthread_mutex_unlock(&s->lock);

@@ -1238,15 +1238,30 @@ static void x_handle(struct corral_tcall *c, struct x_call *x, const struct poll
 	}
 }
 
+/*
+ * After K's report (or its end), how long the output pipes may stay open:
+ * K has reaped the call's whole tree by then and exits at once, so a
+ * writer still holding one is outside the call (a process of another call
+ * it was passed to over a Unix socket), and neither the call's deadline
+ * nor its output may be that process's.
+ */
+#define X_AFTER_REPORT_MS 1000.0
+
 /* Feed stdin, capture output, enforce the deadline and cancel, until the tree and K have ended. */
 static void x_wait(struct corral_tcall *c, struct x_call *x, struct corral_result *res)
 {
+	double rep_at = 0;
+
 	while (!(x->eof[0] && x->eof[1] && (x->have_rep || x->rep_eof))) {
 		struct pollfd pf[X_N];
 		int np = 0, ip[X_N] = { -1, -1, -1, -1, -1 }, tmo;
 		double now = now_ms();
 		bool any = false;
 
+		if ((x->have_rep || x->rep_eof) && !rep_at)
+			rep_at = now;
+		if (rep_at && now - rep_at >= X_AFTER_REPORT_MS)
+			break;
 		if (!x->killed && now >= x->deadline) {
 			res->timed_out = true;
 			x->killed = true;
@@ -1263,6 +1278,8 @@ static void x_wait(struct corral_tcall *c, struct x_call *x, struct corral_resul
 		if (!x->killed && c->cancel_fd >= 0)
 			ip[X_CANCEL] = np, pf[np++] = (struct pollfd){ .fd = c->cancel_fd, .events = POLLIN };
 		tmo = x->killed ? 5000 : (int)(x->deadline - now) + 1;
+		if (rep_at && tmo > (int)(rep_at + X_AFTER_REPORT_MS - now) + 1)
+			tmo = (int)(rep_at + X_AFTER_REPORT_MS - now) + 1;
 		if (poll(pf, (nfds_t)np, tmo) < 0) {
 			if (errno == EINTR)
 				continue;

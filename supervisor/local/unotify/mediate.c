@@ -277,15 +277,25 @@ int corral_unotify_pollfds(struct corral_unotify *u, struct pollfd *pf)
 	return n;
 }
 
+/*
+ * A session's: the denials of the notification being served, to the call
+ * of the task that made it, before that task is answered. Until then it
+ * waits in the refused call: alive, its pid its own, its process tree as
+ * it was, and its call not over (its keeper cannot report before it
+ * ends). Routed after the answer, a task that exited at once lost its
+ * denials (its keeper reported first, or /proc no longer had it), or had
+ * them blamed on whoever reused its pid.
+ */
+static void route_staged(struct corral_unotify *u)
+{
+	if (u->route && u->staged.n && u->req)
+		u->route(u->route_arg, (pid_t)u->req->pid, &u->staged);
+}
+
 static void respond(struct corral_unotify *u, uint64_t id, int64_t val, int err)
 {
-	/*
-	 * A session's denials of this notification go to their call before
-	 * the caller is let go: afterwards it may exit, and its call could no
-	 * longer be found through its parents.
-	 */
-	if (u->route && u->staged.n && u->req && id == u->req->id)
-		u->route(u->route_arg, (pid_t)u->req->pid, &u->staged);
+	if (u->req && id == u->req->id)
+		route_staged(u);
 	memset(u->resp, 0, u->resp_size);
 	u->resp->id = id;
 	u->resp->val = err ? 0 : val;
@@ -1281,8 +1291,7 @@ void corral_unotify_handle(struct corral_unotify *u, const struct pollfd *pf, in
 				memset(u->req, 0, u->req_size);
 				if (ioctl(u->listener, SECCOMP_IOCTL_NOTIF_RECV, u->req) == 0) {
 					serve(u);
-					if (u->route && u->staged.n)
-						u->route(u->route_arg, (pid_t)u->req->pid, &u->staged);
+					route_staged(u); /* what a call handed to a helper was refused */
 				}
 			} else if (pf[i].revents & (POLLHUP | POLLERR | POLLNVAL)) {
 				/* Every filtered task is gone. */

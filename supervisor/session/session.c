@@ -1593,15 +1593,10 @@ _public_ int corral_session_cancel(struct corral_session *s, const char *id_json
 	return r;
 }
 
-/*
- * The Unix-socket mediation's denials (its thread): to the call whose
- * process was refused, found through the process tree (the template's
- * keeper of that call); a process of no running call's is not reported.
- */
-static void route_denials(void *arg, pid_t pid, struct corral_denials *d)
+/* Denials to the running call numbered |seq| (0: none; a call that ended gets nothing). */
+static void route_to_call(void *arg, unsigned long seq, struct corral_denials *d)
 {
 	struct corral_session *s = arg;
-	unsigned long seq = corral_template_call_of(&s->t, pid);
 
 	pthread_mutex_lock(&s->lock);
 	for (struct call *c = s->calls; seq && c; c = c->next) {
@@ -1617,6 +1612,25 @@ static void route_denials(void *arg, pid_t pid, struct corral_denials *d)
 	}
 	pthread_mutex_unlock(&s->lock);
 	corral_denials_clear(d);
+}
+
+/* The call a process of the session belongs to: its keeper's number, through the process tree; 0 none. */
+static unsigned long call_of(void *arg, pid_t pid)
+{
+	struct corral_session *s = arg;
+
+	return corral_template_call_of(&s->t, pid);
+}
+
+/*
+ * The Unix-socket mediation's denials (its thread, the refused task still
+ * waiting in its call): to the call whose process was refused, found
+ * through the process tree (the template's keeper of that call); a process
+ * of no running call's is not reported.
+ */
+static void route_denials(void *arg, pid_t pid, struct corral_denials *d)
+{
+	route_to_call(arg, call_of(arg, pid), d);
 }
 
 /*
@@ -1786,7 +1800,7 @@ _public_ int corral_session_new(const struct corral_policy *p, const struct corr
 	s->t.route = route_denials;
 	s->t.route_arg = s;
 	/* The egress proxy's refusals (network "allow"), to the call whose process was refused. */
-	corral_egress_route(s->sb->egress, route_denials, s);
+	corral_egress_route(s->sb->egress, call_of, route_to_call, s);
 	if (s->sb->docker) {
 		r = corral_dsession_start(s->sb, s->session_id, &s->t, &s->docker, err);
 		/* the image's bash (the host's is not what runs) */
@@ -1802,7 +1816,7 @@ _public_ int corral_session_new(const struct corral_policy *p, const struct corr
 	return 0;
 fail:
 	if (s->sb)
-		corral_egress_route(s->sb->egress, NULL, NULL);
+		corral_egress_route(s->sb->egress, NULL, NULL, NULL);
 	corral_sandbox_free(s->sb);
 	safe_close(s->audit_fd);
 	free(s->approve);
@@ -1816,7 +1830,7 @@ _public_ void corral_session_free(struct corral_session *s)
 	if (!s)
 		return;
 	/* No proxy thread routes into |s| any more (before s->lock: the route takes it under the proxy's). */
-	corral_egress_route(s->sb->egress, NULL, NULL);
+	corral_egress_route(s->sb->egress, NULL, NULL, NULL);
 	pthread_mutex_lock(&s->lock);
 	s->closing = true;
 	for (struct call *c = s->calls; c; c = c->next)

@@ -62,7 +62,7 @@ struct refusal {
 
 struct expected_src {
 	struct sockaddr_in src;
-	pid_t pid; /* the task whose connect was let through (the supervisor's PID namespace) */
+	unsigned long owner; /* what the route's owner() said of the task whose connect was let through */
 };
 
 struct corral_egress {
@@ -82,8 +82,9 @@ struct corral_egress {
 	size_t n_refused;
 	struct expected_src expect[EXPECT_MAX]; /* a ring: corral_egress_admit adds, accept takes */
 	size_t n_expect, next_expect;
-	/* A session's: each refusal handed to |route| with the refused task's pid (corral_egress_route). */
-	void (*route)(void *arg, pid_t pid, struct corral_denials *d);
+	/* A session's: each refusal handed to |route| with its connection's owner (corral_egress_route). */
+	unsigned long (*owner)(void *arg, pid_t pid);
+	void (*route)(void *arg, unsigned long owner, struct corral_denials *d);
 	void *route_arg;
 };
 
@@ -241,12 +242,13 @@ bool corral_egress_is_proxy(const struct corral_egress *e, const void *sa, size_
 	       a.sin_addr.s_addr == e->addr.sin_addr.s_addr;
 }
 
-void corral_egress_route(struct corral_egress *e, void (*fn)(void *arg, pid_t pid, struct corral_denials *d),
-			 void *arg)
+void corral_egress_route(struct corral_egress *e, unsigned long (*owner)(void *arg, pid_t pid),
+			 void (*fn)(void *arg, unsigned long owner, struct corral_denials *d), void *arg)
 {
 	if (!e)
 		return;
 	pthread_mutex_lock(&e->lock);
+	e->owner = owner;
 	e->route = fn;
 	e->route_arg = arg;
 	pthread_mutex_unlock(&e->lock);
@@ -268,7 +270,7 @@ void corral_egress_drain(struct corral_egress *e, struct corral_denials *d)
  * entry there), or hand it at once to the route, with the pid of the task
  * whose connection it was.
  */
-static void refuse(struct corral_egress *e, pid_t pid, const char *what, const char *hint)
+static void refuse(struct corral_egress *e, unsigned long owner, const char *what, const char *hint)
 {
 	pthread_mutex_lock(&e->lock);
 	if (e->route) {
@@ -276,7 +278,7 @@ static void refuse(struct corral_egress *e, pid_t pid, const char *what, const c
 		struct corral_denials d = {};
 
 		corral_denials_add(&d, "network", what, "supervisor", hint);
-		e->route(e->route_arg, pid, &d);
+		e->route(e->route_arg, owner, &d);
 		corral_denials_clear(&d);
 		pthread_mutex_unlock(&e->lock);
 		return;
@@ -295,7 +297,7 @@ static void refuse(struct corral_egress *e, pid_t pid, const char *what, const c
 struct conn {
 	struct corral_egress *e;
 	int cfd;
-	pid_t pid; /* whose connection (corral_egress_admit) */
+	unsigned long owner; /* whose connection (corral_egress_admit) */
 };
 
 static long long now_ms(void)
@@ -383,7 +385,7 @@ static void refuse_reply(struct conn *c, const char *what, const char *why, cons
 		snprintf(hint, sizeof(hint), "network \"allow\": %s %s", what, why);
 		snprintf(body, sizeof(body), "corral: %s %s (network \"allow\")", what, why);
 	}
-	refuse(c->e, c->pid, what, hint);
+	refuse(c->e, c->owner, what, hint);
 	reply(c, "403 Forbidden", body);
 }
 
@@ -772,15 +774,16 @@ void corral_egress_admit(struct corral_egress *e, int sock, pid_t pid)
 	if (getsockname(sock, (struct sockaddr *)&src, &sl) < 0 || src.sin_family != AF_INET || !src.sin_port)
 		return; /* no source to expect: the connection will be turned away */
 	pthread_mutex_lock(&e->lock);
-	e->expect[e->next_expect] = (struct expected_src){ src, pid };
+	/* The owner now, while the task waits in its connect: alive, its pid and process tree its own. */
+	e->expect[e->next_expect] = (struct expected_src){ src, e->owner ? e->owner(e->route_arg, pid) : 0 };
 	e->next_expect = (e->next_expect + 1) % EXPECT_MAX;
 	if (e->n_expect < EXPECT_MAX)
 		e->n_expect++;
 	pthread_mutex_unlock(&e->lock);
 }
 
-/* Whether |peer| is a source corral_egress_admit expects (then taken off the list, its pid in |pid|). */
-static bool expected(struct corral_egress *e, const struct sockaddr_in *peer, pid_t *pid)
+/* Whether |peer| is a source corral_egress_admit expects (then taken off the list, its owner in |owner|). */
+static bool expected(struct corral_egress *e, const struct sockaddr_in *peer, unsigned long *owner)
 {
 	bool found = false;
 
@@ -794,7 +797,7 @@ static bool expected(struct corral_egress *e, const struct sockaddr_in *peer, pi
 		    (x->sin_addr.s_addr != htonl(INADDR_ANY) && x->sin_addr.s_addr != peer->sin_addr.s_addr))
 			continue;
 		found = true;
-		*pid = xs->pid;
+		*owner = xs->owner;
 		/* Take it out: the newest entry moves into its place. */
 		*xs = e->expect[(e->next_expect + EXPECT_MAX - 1) % EXPECT_MAX];
 		e->next_expect = (e->next_expect + EXPECT_MAX - 1) % EXPECT_MAX;
@@ -812,7 +815,7 @@ static void *accept_main(void *arg)
 		struct pollfd pf[2] = { { .fd = e->lfd, .events = POLLIN }, { .fd = e->stop, .events = POLLIN } };
 		struct sockaddr_in peer;
 		socklen_t peer_len;
-		pid_t pid = 0;
+		unsigned long owner = 0;
 		struct conn *c;
 		int fd;
 		bool full;
@@ -847,7 +850,7 @@ static void *accept_main(void *arg)
 		}
 		if (fd < 0)
 			continue;
-		if (peer.sin_family != AF_INET || !expected(e, &peer, &pid)) {
+		if (peer.sin_family != AF_INET || !expected(e, &peer, &owner)) {
 			close(fd); /* not the sandbox's: another process on the host */
 			continue;
 		}
@@ -856,7 +859,7 @@ static void *accept_main(void *arg)
 			close(fd);
 			continue;
 		}
-		*c = (struct conn){ e, fd, pid };
+		*c = (struct conn){ e, fd, owner };
 		atomic_fetch_add(&e->refs, 1);
 		pthread_mutex_lock(&e->lock);
 		e->conns++;

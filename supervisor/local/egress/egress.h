@@ -66,14 +66,16 @@ void corral_egress_admit(struct corral_egress *e, int sock, pid_t pid);
 void corral_egress_kick(struct corral_egress *e);
 /*
  * A session's: from now on each refusal goes at once to |fn| (from a proxy
- * thread) with the pid (the supervisor's PID namespace) of the task whose
- * connect corral_egress_admit let through, instead of waiting for a drain.
- * |fn| may take the entries; they are cleared after it returns. |fn| runs
- * under the proxy's lock, so corral_egress_route(e, NULL, NULL) returns
- * only once no call of the old |fn| is under way: do that before |arg| goes.
+ * thread) with the owner of its connection: what |owner| answered for the
+ * pid (the supervisor's PID namespace) of the task whose connect
+ * corral_egress_admit let through, asked then, while that task waits in
+ * its connect (a session: the call it belongs to). |fn| may take the
+ * entries; they are cleared after it returns. |owner| and |fn| run under
+ * the proxy's lock, so corral_egress_route(e, NULL, NULL, NULL) returns
+ * only once no call of the old ones is under way: do that before |arg| goes.
  */
-void corral_egress_route(struct corral_egress *e, void (*fn)(void *arg, pid_t pid, struct corral_denials *d),
-			 void *arg);
+void corral_egress_route(struct corral_egress *e, unsigned long (*owner)(void *arg, pid_t pid),
+			 void (*fn)(void *arg, unsigned long owner, struct corral_denials *d), void *arg);
 /* Move the refusals recorded so far into |d| (kind "network", source "supervisor"). */
 void corral_egress_drain(struct corral_egress *e, struct corral_denials *d);
 

@@ -99,8 +99,8 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print
   meson_step "unit and kernel suites under ASan+UBSan" "$asan" sanitized --print-errorlogs --suite unit --suite kernel
 # The parsers of untrusted input, each fuzzed for a share of
 # $CORRAL_FUZZ_SECONDS: the policy parser half, the mediation's decoder,
-# the session request parser, the MCP translation and the egress proxy's
-# request parser an eighth each. A fuzzer the
+# the session request parser, the session's shell-state decoder, the MCP
+# translation and the egress proxy's request parser a tenth each. A fuzzer the
 # sanitizer build did not make is a failure, not a skip.
 fuzz() { # name, binary, corpus folder, seconds, extra libFuzzer flags...
   local name=$1 bin=$asan/tests/fuzz/$2 seeds=$3 secs=$4 corpus
@@ -115,10 +115,11 @@ fuzz() { # name, binary, corpus folder, seconds, extra libFuzzer flags...
   step "fuzz $name ${secs}s" env ASAN_OPTIONS=detect_leaks=1 \
     "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$corpus/" "$@" "$corpus"
 }
-share=$((fuzz_seconds / 8))
-fuzz "policy parser" fuzz-policy tests/fuzz/corpus $((fuzz_seconds - 4 * share))
+share=$((fuzz_seconds / 10))
+fuzz "policy parser" fuzz-policy tests/fuzz/corpus $((fuzz_seconds - 5 * share))
 fuzz "mediation decoder" fuzz-unotify-decode tests/fuzz/corpus-unotify "$share"
 fuzz "session request parser" fuzz-session tests/fuzz/corpus-session "$share" -max_len=65536
+fuzz "session shell-state decoder" fuzz-session-state tests/fuzz/corpus-state "$share" -max_len=65536
 fuzz "MCP translation" fuzz-mcp tests/fuzz/corpus-mcp "$share" -max_len=65536
 fuzz "egress proxy request parser" fuzz-egress-request tests/fuzz/corpus-egress "$share"
 step "bench smoke" bash bench/run.sh --smoke --build "$build"

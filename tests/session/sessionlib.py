@@ -4,7 +4,30 @@ import json
 import os
 import select
 import subprocess
+import sys
 import time
+
+# The suites' tally: check() counts and prints one "ok -" or "FAIL -" line, report() ends the suite.
+failures = []
+passes = 0
+
+
+def check(name, cond, detail=""):
+    global passes
+    if cond:
+        passes += 1
+        print("ok - " + name)
+    else:
+        failures.append(name)
+        print("FAIL - %s %s" % (name, str(detail)[:1500]))
+
+
+def report():
+    """Print the tally; exit 1 when a check failed."""
+    print("%d passed, %d failed" % (passes, len(failures)))
+    if failures:
+        print("failed: " + ", ".join(failures))
+        sys.exit(1)
 
 
 class Session:

@@ -18,22 +18,10 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sessionlib import Session  # noqa: E402
+from sessionlib import Session, check, report  # noqa: E402
 
 CORRAL = os.environ["CORRAL"]
 ROOT_USER = os.geteuid() == 0
-failures = []
-passes = 0
-
-
-def check(name, cond, detail=""):
-    global passes
-    if cond:
-        passes += 1
-        print("ok - " + name)
-    else:
-        failures.append(name)
-        print("FAIL - %s %s" % (name, detail))
 
 
 def scratch():
@@ -108,10 +96,7 @@ def main():
         run_held_stdout(root)
     finally:
         shutil.rmtree(base, ignore_errors=True)
-    print("%d passed, %d failed" % (passes, len(failures)))
-    if failures:
-        print("failed: " + ", ".join(failures))
-        sys.exit(1)
+    report()
 
 
 def run(root, outside):

@@ -19,23 +19,11 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sessionlib import Session  # noqa: E402
+from sessionlib import Session, check, report  # noqa: E402
 
 CORRAL = os.environ["CORRAL"]
 HERE = os.path.dirname(os.path.abspath(__file__))
 IMAGE = os.environ.get("CORRAL_TEST_SESSION_IMAGE", "corral-test-session:latest")
-failures = []
-passes = 0
-
-
-def check(name, cond, detail=""):
-    global passes
-    if cond:
-        passes += 1
-        print("ok - " + name)
-    else:
-        failures.append(name)
-        print("FAIL - %s %s" % (name, str(detail)[:1500]))
 
 
 def skip(why):
@@ -105,10 +93,7 @@ def main():
         run_lifecycle(root)
     finally:
         shutil.rmtree(base, ignore_errors=True)
-    print("%d passed, %d failed" % (passes, len(failures)))
-    if failures:
-        print("failed: " + ", ".join(failures))
-        sys.exit(1)
+    report()
 
 
 def run_core(root, outside):

@@ -18,12 +18,17 @@ step() { # name, command...
   if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); failures+=("$name"); echo "FAILED: $name"; fi
 }
 # The tests a meson run recorded as failed: its JSON log, one name a line.
-failed_tests() { # build dir, log base
-  python3 - "$1/meson-logs/$2.json" <<'PY'
+# meson names the log <logbase>.json, or <logbase>-<wrapper's basename>.json
+# when the run has a --wrapper. A log that cannot be read is said, not
+# taken for "nothing failed".
+failed_tests() { # build dir, log base, wrapper or ""
+  local file=$1/meson-logs/$2${3:+-$(basename "$3")}.json
+  python3 - "$file" <<'PY'
 import json, sys
 try:
     lines = open(sys.argv[1]).read().splitlines()
-except OSError:
+except OSError as e:
+    print(f"failed_tests: cannot read {sys.argv[1]}: {e.strerror}", file=sys.stderr)
     sys.exit(0)
 for line in lines:
     t = json.loads(line)
@@ -37,11 +42,12 @@ PY
 # summary (a flake is a bug to fix, not to hide); one that fails again
 # fails the step, and the summary names it.
 meson_step() { # name, build dir, log base, meson test arguments...
-  local name=$1 dir=$2 base=$3 t again=()
+  local name=$1 dir=$2 base=$3 t again=() wrapper="" a prev=""
   shift 3
+  for a in "$@"; do [ "$prev" = --wrapper ] && wrapper=$a; prev=$a; done
   log "$name"
   if meson test -C "$dir" --logbase "$base" "$@"; then passed=$((passed + 1)); return; fi
-  mapfile -t again < <(failed_tests "$dir" "$base")
+  mapfile -t again < <(failed_tests "$dir" "$base" "$wrapper")
   if [ ${#again[@]} -eq 0 ]; then
     failed=$((failed + 1)); failures+=("$name"); echo "FAILED: $name"; return
   fi
@@ -52,7 +58,7 @@ meson_step() { # name, build dir, log base, meson test arguments...
     return
   fi
   failed=$((failed + 1))
-  for t in $(failed_tests "$dir" "$base-again"); do failures+=("$name: $t"); done
+  for t in $(failed_tests "$dir" "$base-again" "$wrapper"); do failures+=("$name: $t"); done
   echo "FAILED: $name"
 }
 

@@ -37,6 +37,7 @@ class Session:
                                   stderr=subprocess.PIPE, env=env)
         self.buf = b""
         self.events = []  # every event seen, in order
+        self.unclaimed = []  # the events no wait() has returned yet (wait scans these, not the history)
         self.next_id = 1000
 
     def send_raw(self, data):
@@ -61,19 +62,17 @@ class Session:
         line, self.buf = self.buf.split(b"\n", 1)
         ev = json.loads(line)
         self.events.append(ev)
+        self.unclaimed.append(ev)
         return ev
 
     def wait(self, id_, kinds=("result", "error"), timeout=30):
         """The first event for |id_| of one of |kinds| (events already seen count)."""
-        for ev in self.events:
-            if ev.get("id") == id_ and ev.get("event") in kinds and not ev.get("_taken"):
-                ev["_taken"] = True
-                return ev
         while True:
-            ev = self._read_event(timeout)
-            if ev.get("id") == id_ and ev.get("event") in kinds:
-                ev["_taken"] = True
-                return ev
+            for i, ev in enumerate(self.unclaimed):
+                if ev.get("id") == id_ and ev.get("event") in kinds:
+                    del self.unclaimed[i]
+                    return ev
+            self._read_event(timeout)
 
     def call(self, tool, wait_s=30, **args):
         self.next_id += 1

@@ -517,13 +517,14 @@ static _Noreturn void keeper(const struct t_args *a, int fds[T_NFDS], size_t inl
 		goto out;
 	}
 	/*
-	 * K keeps the command's stdout and stderr open until it exits, after
-	 * its report: the supervisor then sees the report and the end of both
-	 * streams in one wake-up instead of two (K kills whatever of the tree
-	 * is left before it reports, so EOF still means the whole tree ended).
-	 * Its copy of stdin goes now: a writer must see the reader gone.
+	 * K's copies of the command's stdin, stdout and stderr go now: a
+	 * writer must see the reader gone, and the supervisor learns of the
+	 * tree's end from the end of both streams at the moment the last of
+	 * its processes exits, woken alongside K rather than after it (K's
+	 * report follows; its exit, a teardown of its memory with a TLB
+	 * shootdown on every CPU C ran on, is off the call's path).
 	 */
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 4; i++)
 		fds[i] = safe_close(fds[i]);
 	safe_close(ep[1]);
 	if (k.data && k.data != g_inline)
@@ -531,6 +532,8 @@ static _Noreturn void keeper(const struct t_args *a, int fds[T_NFDS], size_t inl
 	keeper_wait(sfd, fds[5], c, &rep);
 	keeper_collect(ep[0], &rep);
 out:
+	fds[2] = safe_close(fds[2]);
+	fds[3] = safe_close(fds[3]);
 	write_report(fds[4], &rep);
 	_exit(0);
 }

@@ -759,8 +759,8 @@ static _child_ void pidns_close_fds(const struct corral_child *c)
 	if (sb)
 		keep[nk++] = sb->root_fd;
 	if (c->after_confine) {
-		keep[nk++] = c->after_fds[0];
-		keep[nk++] = c->after_fds[1];
+		for (int i = 0; i < 3; i++)
+			keep[nk++] = c->after_fds[i];
 	}
 	if (run) {
 		keep[nk++] = run->ruleset_fd;

@@ -39,8 +39,10 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <linux/close_range.h>
+#include <linux/futex.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -101,7 +103,27 @@ struct t_report {
 
 struct t_args {
 	int ctl, scope_fd, root_fd;
+	int took_w; /* to the supervisor: which spare took which call (struct t_took) */
 	pid_t parent;
+};
+
+/*
+ * What a spare pair's C writes to the supervisor's "took" pipe before it
+ * starts a call's command: spare |spare| (its K is named "corral-s" and
+ * it in hex) runs call |seq|. Written before the execve, so it is in the
+ * pipe before the command's first syscall can be mediated
+ * (corral_template_call_of). 16 bytes: a pipe write of it is atomic.
+ */
+struct t_took {
+	uint64_t spare, seq;
+};
+
+/* What C of a spare pair tells its K of the call it took (on a pipe: they share one fd table). */
+struct c_taken {
+	uint32_t magic;
+	int32_t setup_err; /* C's own steps failed (the call is reported as not started) */
+	uint64_t seq;
+	int fds[6];        /* receive_call's (T_NFDS): memfd or -1, stdin, stdout, stderr, report, kill */
 };
 
 /*
@@ -262,21 +284,42 @@ struct c_args {
 	pid_t keeper;
 };
 
+/* C's own steps: its session, death with K, its Landlock domain B. 0 or an errno; exits when K is gone. */
+static int c_confine(const struct t_args *a, pid_t keeper)
+{
+	int e = 0;
+
+	if (setsid() < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || ll_restrict(a->scope_fd) < 0)
+		e = errno ? errno : EIO;
+	if (getppid() != keeper) /* K is gone: PDEATHSIG was set too late */
+		_exit(127);
+	return e;
+}
+
+static _Noreturn void c_exec(const struct c_args *ca);
+
 /* C: the command, in K's memory until execve (CLONE_VM | CLONE_VFORK). */
 static int c_main(void *arg)
 {
 	const struct c_args *ca = arg;
+	int e[2] = { 3, c_confine(ca->a, ca->keeper) };
+
+	if (!e[1])
+		c_exec(ca);
+	{
+		ssize_t _unused_ n = write(ca->err_w, e, sizeof(e));
+	}
+	_exit(127);
+}
+
+/* C's call: rlimits, stdio, cwd, then execve; errors on err_w (K reads them). */
+static _Noreturn void c_exec(const struct c_args *ca)
+{
 	int e[2] = { 0, 0 };
 	int src[3] = { ca->src[0], ca->src[1], ca->src[2] };
 	sigset_t ss;
 
 	sigemptyset(&ss);
-	if (setsid() < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || ll_restrict(ca->a->scope_fd) < 0) {
-		e[1] = errno;
-		goto fail;
-	}
-	if (getppid() != ca->keeper) /* K is gone: PDEATHSIG was set too late */
-		_exit(127);
 	for (int i = 0; i < RLIM_NLIMITS; i++)
 		if (ca->h->rl_set[i] && setrlimit(i, &ca->h->rl[i]) < 0) {
 			e[1] = errno;
@@ -606,6 +649,7 @@ static bool serve_one(const struct t_args *a)
 	k = raw_fork();
 	if (k == 0) {
 		close(a->ctl);
+		close(a->took_w);
 		keeper(a, kf, inline_len, keeper_setup(a, self));
 	}
 	if (k < 0) {
@@ -619,14 +663,159 @@ static bool serve_one(const struct t_args *a)
 	return true;
 }
 
+/* What C of a spare pair needs: it runs on its own stack in K's memory (CLONE_VM) until its execve. */
+struct pair_args {
+	const struct t_args *a;
+	int taken_w, info_w, err_w;
+	uint64_t spare;
+	pid_t keeper;
+};
+
 /*
- * A spare keeper: forked ahead of the next call, its own steps done
- * (keeper_setup), it takes the next call off the control socket itself,
- * tells T (its pid on |taken_w|: T forks the next spare meanwhile) and
- * runs it. A call's critical path then has no fork of T and no hand-over
- * through T. The spare's pid, or -1.
+ * C of a spare pair: a call off the control socket, then the command. It
+ * shares K's memory and fd table until its execve, and K waits for that
+ * execve (or C's end) before it touches either, so C alone uses them (and
+ * the errno they share) until then.
  */
-static pid_t spawn_spare(const struct t_args *a, int taken_w)
+static int pair_c(void *arg)
+{
+	const struct pair_args *p = arg;
+	const struct t_args *a = p->a;
+	int setup = c_confine(a, p->keeper), r, pe;
+	struct c_taken m = { .magic = T_MAGIC };
+	struct k_call k = {};
+	size_t inline_len;
+
+	while ((r = receive_call(a->ctl, 0, m.fds, &inline_len)) == 0)
+		;
+	if (r < 0)
+		_exit(0); /* the session ends */
+	{
+		/* T forks the next spare pair meanwhile. */
+		ssize_t _unused_ n = write(p->taken_w, &p->keeper, sizeof(p->keeper));
+	}
+	pe = keeper_parse(m.fds[0], inline_len, &k);
+	m.setup_err = setup ? setup : pe;
+	m.seq = pe ? 0 : k.h.seq;
+	if (!pe) {
+		/* Before the execve, so before the command's first mediated syscall (corral_template_call_of). */
+		struct t_took tk = { .spare = p->spare, .seq = k.h.seq };
+		ssize_t _unused_ n = write(a->took_w, &tk, sizeof(tk));
+	}
+	{
+		/* The fds are K's too (one table until the execve): K needs their numbers only. */
+		ssize_t _unused_ n = write(p->info_w, &m, sizeof(m));
+	}
+	if (m.setup_err)
+		_exit(127);
+	{
+		struct c_args ca = { .a = a, .h = &k.h, .cwd = k.cwd, .argv = k.argv, .envp = k.envp, .err_w = p->err_w,
+				     .src = { m.fds[1], m.fds[2], m.fds[3] }, .keeper = p->keeper };
+
+		c_exec(&ca);
+	}
+}
+
+/* K of a spare pair, once C has exec'd or ended: the call's fds from C, then as a keeper. */
+static _Noreturn void pair_k(int info_r, const int ep[2], int sfd, pid_t c)
+{
+	struct t_report rep = { .magic = T_MAGIC };
+	struct c_taken m = {};
+
+	if (read(info_r, &m, sizeof(m)) != (ssize_t)sizeof(m) || m.magic != T_MAGIC) {
+		/* C ended without a call (the session ends): nothing to report, nobody to report to. */
+		kill(c, SIGKILL);
+		while (waitpid(c, NULL, __WALL) < 0 && errno == EINTR)
+			;
+		_exit(0);
+	}
+	{
+		char name[16];
+
+		snprintf(name, sizeof(name), "corral-k%" PRIx64, m.seq);
+		(void)prctl(PR_SET_NAME, name, 0, 0, 0);
+	}
+	/*
+	 * C's execve gave it a table of its own: K's copies of the command's
+	 * stdin, stdout and stderr go now (a writer must see the reader gone,
+	 * and the supervisor learns of the tree's end from the end of both
+	 * streams when its last process exits, woken alongside K), and the
+	 * error pipe's write end, so that its end means C's.
+	 */
+	for (int i = 0; i < 4; i++)
+		if (m.fds[i] >= 0)
+			close(m.fds[i]);
+	close(ep[1]);
+	if (m.setup_err) {
+		rep.start_err = m.setup_err;
+		while (waitpid(c, NULL, __WALL) < 0 && errno == EINTR)
+			;
+	} else {
+		keeper_wait(sfd, m.fds[5], c, &rep);
+		keeper_collect(ep[0], &rep);
+	}
+	write_report(m.fds[4], &rep);
+	_exit(0);
+}
+
+/*
+ * A spare pair: K (this process, its steps done) starts C ahead of the
+ * call, and C does its own steps (c_confine) ahead of it too. C takes the
+ * next call off the control socket, tells T (which forks the next pair
+ * meanwhile) and execs the command. So a call's path has no fork, no
+ * setsid and no Landlock domain to make, and no hand-over to wait for.
+ *
+ * C shares K's memory and fd table until its execve (CLONE_VM |
+ * CLONE_FILES): no page tables copied, and the call's pipes it receives
+ * are K's too, with no sendmsg between them (the session's seccomp filter
+ * hands sendmsg to the Unix-socket mediation). The kernel clears
+ * |c_alive| and wakes its futex when C's execve (or end) leaves that
+ * memory (CLONE_CHILD_CLEARTID): K sleeps on it until then, as a vfork
+ * parent would, and touches neither memory nor table before. Returns only
+ * when C cannot be started (K then takes the call itself).
+ */
+static void spare_pair(const struct t_args *a, int taken_w, uint64_t spare)
+{
+	int ep[2] = { -1, -1 }, ip[2] = { -1, -1 }, sfd = -1;
+	size_t stack_sz = 64 * 1024;
+	char *stack = k_alloc(stack_sz);
+	volatile int c_alive = 1;
+	struct pair_args p = { .a = a, .taken_w = taken_w, .spare = spare, .keeper = getpid() };
+	pid_t c = -1;
+	sigset_t ss;
+
+	sigemptyset(&ss);
+	sigaddset(&ss, SIGCHLD);
+	if (stack && pipe2(ep, O_CLOEXEC) == 0 && pipe2(ip, O_CLOEXEC | O_NONBLOCK) == 0 &&
+	    (sfd = signalfd(-1, &ss, SFD_CLOEXEC | SFD_NONBLOCK)) >= 0) {
+		p.info_w = ip[1];
+		p.err_w = ep[1];
+		c = clone(pair_c, stack + stack_sz, CLONE_VM | CLONE_FILES | CLONE_CHILD_CLEARTID | SIGCHLD, &p, NULL,
+			  NULL, &c_alive);
+	}
+	if (c < 0) {
+		for (int i = 0; i < 2; i++) {
+			safe_close(ep[i]);
+			safe_close(ip[i]);
+		}
+		safe_close(sfd);
+		return;
+	}
+	/* No errno read here: C may be using it. FUTEX_WAIT fails only once c_alive is 0 (or on a signal, blocked). */
+	while (c_alive)
+		syscall(SYS_futex, &c_alive, FUTEX_WAIT, 1, NULL, NULL, 0);
+	pair_k(ip[0], ep, sfd, c);
+}
+
+/*
+ * A spare: forked ahead of the next call, its own steps done
+ * (keeper_setup), named "corral-s" and |spare| in hex. It becomes a spare
+ * pair (spare_pair); where it cannot, it takes the next call off the
+ * control socket itself, tells T (its pid on |taken_w|: T forks the next
+ * spare meanwhile) and runs it as a keeper. A call's critical path then
+ * has no fork of T and no hand-over through T. The spare's pid, or -1.
+ */
+static pid_t spawn_spare(const struct t_args *a, int taken_w, uint64_t spare)
 {
 	pid_t self = getpid(), k = raw_fork();
 
@@ -634,8 +823,13 @@ static pid_t spawn_spare(const struct t_args *a, int taken_w)
 		int kf[T_NFDS], e = keeper_setup(a, self), r;
 		size_t inline_len;
 		pid_t me = getpid();
+		char name[16];
 
-		(void)prctl(PR_SET_NAME, "corral-spare", 0, 0, 0);
+		snprintf(name, sizeof(name), "corral-s%" PRIx64, spare);
+		(void)prctl(PR_SET_NAME, name, 0, 0, 0);
+		if (!e)
+			spare_pair(a, taken_w, spare);
+		close(a->took_w);
 		while ((r = receive_call(a->ctl, 0, kf, &inline_len)) == 0)
 			;
 		if (r < 0)
@@ -653,19 +847,20 @@ static pid_t spawn_spare(const struct t_args *a, int taken_w)
 static int template_main(const struct corral_child *c, void *arg)
 {
 	const struct t_args *a = arg;
-	int keep[3] = { a->root_fd, a->scope_fd, a->ctl }, sfd, taken[2];
+	int keep[4] = { a->root_fd, a->scope_fd, a->ctl, a->took_w }, sfd, taken[2];
+	uint64_t spares = 0;
 	pid_t spare;
 	sigset_t ss;
 
 	/* Sorted for close_except. */
-	for (int i = 0; i < 3; i++)
-		for (int j = i + 1; j < 3; j++)
+	for (int i = 0; i < 4; i++)
+		for (int j = i + 1; j < 4; j++)
 			if (keep[j] < keep[i]) {
 				int x = keep[i];
 				keep[i] = keep[j];
 				keep[j] = x;
 			}
-	close_except(keep, 3);
+	close_except(keep, 4);
 	sigfillset(&ss);
 	sigprocmask(SIG_BLOCK, &ss, NULL);
 	if (prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) < 0 || getppid() != a->parent)
@@ -681,7 +876,7 @@ static int template_main(const struct corral_child *c, void *arg)
 	sfd = signalfd(-1, &ss, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sfd < 0 || pipe2(taken, O_CLOEXEC | O_NONBLOCK) < 0 || send(a->ctl, "R", 1, MSG_NOSIGNAL) != 1)
 		goto die;
-	spare = spawn_spare(a, taken[1]);
+	spare = spawn_spare(a, taken[1], ++spares);
 	for (;;) {
 		/* With a spare keeper the calls are its: T only watches for the session's end (POLLHUP). */
 		struct pollfd pf[3] = { { .fd = a->ctl, .events = spare > 0 ? 0 : POLLIN }, { .fd = sfd, .events = POLLIN },
@@ -705,7 +900,7 @@ static int template_main(const struct corral_child *c, void *arg)
 		if (stop || (spare > 0 && (pf[0].revents & (POLLHUP | POLLERR))))
 			break;
 		if (spare < 0)
-			spare = spawn_spare(a, taken[1]);
+			spare = spawn_spare(a, taken[1], ++spares);
 		/* No spare (the processes limit is reached): T forks a keeper per call, or answers the error. */
 		if (spare < 0 && (pf[0].revents & (POLLIN | POLLHUP | POLLERR)) && !serve_one(a))
 			break;
@@ -846,8 +1041,8 @@ static int spawn_template(struct corral_template *t, struct corral_child *c)
 
 int corral_template_start(struct corral_template *t, struct corral_sandbox *sb, struct corral_error *err)
 {
-	_cleanup_close_ int scope = -1, devw = -1;
-	int sv[2] = { -1, -1 }, ep[2] = { -1, -1 }, r, abi;
+	_cleanup_close_ int scope = -1, devw = -1, took_w = -1;
+	int sv[2] = { -1, -1 }, ep[2] = { -1, -1 }, tk[2] = { -1, -1 }, r, abi;
 	struct t_args a;
 	struct corral_child c;
 
@@ -859,7 +1054,8 @@ int corral_template_start(struct corral_template *t, struct corral_sandbox *sb, 
 	t->route_arg = route_arg;
 	t->sb = sb;
 	t->pid = -1;
-	t->pidfd = t->ctl = t->devnull = t->un_stop = -1;
+	t->pidfd = t->ctl = t->devnull = t->un_stop = t->took_r = -1;
+	pthread_mutex_init(&t->took_lock, NULL);
 	t->run.ruleset_fd = t->run.tmp_fd = t->run.un_parent = t->run.un_child = t->run.cwd_fd = -1;
 	for (int i = 0; i < CORRAL_CG_MAX; i++)
 		t->run.cg_fd[i] = -1;
@@ -885,18 +1081,21 @@ int corral_template_start(struct corral_template *t, struct corral_sandbox *sb, 
 	t->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	devw = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (t->devnull < 0 || devw < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0 ||
-	    pipe2(ep, O_CLOEXEC) < 0) {
+	    pipe2(ep, O_CLOEXEC) < 0 || pipe2(tk, O_CLOEXEC | O_NONBLOCK) < 0) {
 		r = corral_err(err, CORRAL_E_SETUP, errno, "session: %s", corral_strerror(errno));
 		goto fail;
 	}
 	t->ctl = sv[0];
+	t->took_r = tk[0];
+	took_w = tk[1];
 	t->pidns = sb->procns.mode != CORRAL_PROCNS_OFF;
 	/* In its own PID namespace the template is pid 1: its parent is outside (getppid() says 0). */
-	a = (struct t_args){ .ctl = sv[1], .scope_fd = scope, .root_fd = sb->root_fd, .parent = t->pidns ? 0 : getpid() };
+	a = (struct t_args){ .ctl = sv[1], .scope_fd = scope, .root_fd = sb->root_fd, .took_w = took_w,
+			     .parent = t->pidns ? 0 : getpid() };
 	c = (struct corral_child){
 		.sb = sb, .run = &t->run, .fd_in = devw, .fd_out = devw, .fd_err = devw, .err_w = ep[1],
 		.reset_mask = true, .parent = getpid(), .after_confine = template_main, .after_arg = &a,
-		.after_fds = { sv[1], scope },
+		.after_fds = { sv[1], scope, took_w },
 	};
 	r = spawn_template(t, &c);
 	safe_close(sv[1]);
@@ -959,6 +1158,12 @@ void corral_template_stop(struct corral_template *t)
 	t->ctl = safe_close(t->ctl);
 	t->pidfd = safe_close(t->pidfd);
 	t->devnull = safe_close(t->devnull);
+	pthread_mutex_lock(&t->took_lock); /* the egress proxy may still ask corral_template_call_of */
+	t->took_r = safe_close(t->took_r);
+	free(t->took);
+	t->took = NULL;
+	t->n_took = t->took_alloc = 0;
+	pthread_mutex_unlock(&t->took_lock);
 	t->run.ruleset_fd = safe_close(t->run.ruleset_fd);
 	t->run.un_parent = safe_close(t->run.un_parent);
 	t->run.un_child = safe_close(t->run.un_child);
@@ -989,7 +1194,58 @@ static pid_t parent_of(pid_t pid)
 	return ppid;
 }
 
-unsigned long corral_template_call_of(const struct corral_template *t, pid_t pid)
+/* What the spares' C wrote to the took pipe, into t->took (under took_lock). An entry that finds no memory is lost. */
+static void took_drain(struct corral_template *t)
+{
+	struct t_took b[64];
+	ssize_t n;
+
+	while (t->took_r >= 0 && (n = read(t->took_r, b, sizeof(b))) > 0)
+		for (size_t i = 0; i < (size_t)n / sizeof(*b); i++) {
+			if (t->n_took == t->took_alloc) {
+				size_t na = t->took_alloc ? t->took_alloc * 2 : 16;
+				struct corral_took *v = realloc(t->took, na * sizeof(*v));
+
+				if (!v)
+					continue;
+				t->took = v;
+				t->took_alloc = na;
+			}
+			t->took[t->n_took++] = (struct corral_took){ .spare = b[i].spare, .seq = b[i].seq };
+		}
+}
+
+/* The call spare |spare| took; 0 when none is known. */
+static unsigned long took_lookup(struct corral_template *t, uint64_t spare)
+{
+	unsigned long seq = 0;
+
+	pthread_mutex_lock(&t->took_lock);
+	took_drain(t);
+	for (size_t i = t->n_took; i-- > 0;)
+		if (t->took[i].spare == spare) {
+			seq = (unsigned long)t->took[i].seq;
+			break;
+		}
+	pthread_mutex_unlock(&t->took_lock);
+	return seq;
+}
+
+/* Call |seq| ended: its entry goes (it was written before its command started, so it is read by now). */
+static void took_forget(struct corral_template *t, unsigned long seq)
+{
+	size_t j = 0;
+
+	pthread_mutex_lock(&t->took_lock);
+	took_drain(t);
+	for (size_t i = 0; i < t->n_took; i++)
+		if (t->took[i].seq != seq)
+			t->took[j++] = t->took[i];
+	t->n_took = j;
+	pthread_mutex_unlock(&t->took_lock);
+}
+
+unsigned long corral_template_call_of(struct corral_template *t, pid_t pid)
 {
 	/* Up the tree to the keeper, the child of the template (orphans go to the keeper: a subreaper). */
 	for (int depth = 0; pid > 1 && depth < 256; depth++) {
@@ -1006,6 +1262,9 @@ unsigned long corral_template_call_of(const struct corral_template *t, pid_t pid
 			n = fd < 0 ? -1 : read(fd, name, sizeof(name) - 1);
 			if (n > 0 && sscanf(name, "corral-k%lx", &seq) == 1)
 				return seq;
+			/* A spare pair's K, not renamed yet: its C said which call it took before its execve. */
+			if (n > 0 && sscanf(name, "corral-s%lx", &seq) == 1)
+				return took_lookup(t, seq);
 			return 0;
 		}
 		pid = ppid;
@@ -1117,6 +1376,7 @@ static int send_call(struct corral_template *t, const int *fds, int nfds, const 
 
 /* One call as the supervisor sees it: its pipes, captured output and K's report. */
 struct x_call {
+	struct corral_template *t;
 	int out[2], er[2], rp[2], kp[2], in[2];
 	struct corral_stream cap[2];
 	struct t_report rep;
@@ -1379,7 +1639,8 @@ int corral_template_send(struct corral_template *t, struct corral_tcall *c, stru
 	x = malloc(sizeof(*x));
 	if (!x)
 		return corral_err(err, CORRAL_E_INTERNAL, ENOMEM, "out of memory");
-	*x = (struct x_call){ .out = { -1, -1 }, .er = { -1, -1 }, .rp = { -1, -1 }, .kp = { -1, -1 }, .in = { -1, -1 } };
+	*x = (struct x_call){ .t = t, .out = { -1, -1 }, .er = { -1, -1 }, .rp = { -1, -1 }, .kp = { -1, -1 },
+			      .in = { -1, -1 } };
 	x->start = now_ms();
 	x->deadline = x->start + c->timeout * 1e3;
 	corral_stream_init(&x->cap[0], -1, c->max_output);
@@ -1403,6 +1664,7 @@ int corral_template_wait(struct corral_tcall *c, struct corral_result *res, stru
 	if (!x)
 		return corral_err(err, CORRAL_E_INTERNAL, EINVAL, "session: no call was sent");
 	x_wait(c, x, res);
+	took_forget(x->t, c->seq);
 	r = x_result(c, x, res, err);
 	x_free(x);
 	c->x = NULL;

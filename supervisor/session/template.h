@@ -7,8 +7,10 @@
 #ifndef CORRAL_SESSION_TEMPLATE_H
 #define CORRAL_SESSION_TEMPLATE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "corral.h"
@@ -36,6 +38,15 @@ struct corral_template {
 	 */
 	void (*route)(void *arg, pid_t pid, struct corral_denials *d);
 	void *route_arg;
+	/*
+	 * Which spare ("corral-s<n>") took which call, as the spares' C write
+	 * it before their execve (non-blocking: read by corral_template_call_of
+	 * and at each call's end, which forgets the call's own).
+	 */
+	int took_r;
+	pthread_mutex_t took_lock;
+	struct corral_took { uint64_t spare, seq; } *took;
+	size_t n_took, took_alloc;
 };
 
 /* Build |sb|'s session objects and start the template. 0 or -errno with |err|. */
@@ -45,9 +56,10 @@ void corral_template_stop(struct corral_template *t);
 
 /*
  * The |seq| of the call (corral_tcall.seq) whose tree the host's |pid|
- * belongs to, read from /proc (its keeper's name); 0 when none.
+ * belongs to, read from /proc (its keeper's name, or the spare's number
+ * and what its C wrote to the took pipe); 0 when none.
  */
-unsigned long corral_template_call_of(const struct corral_template *t, pid_t pid);
+unsigned long corral_template_call_of(struct corral_template *t, pid_t pid);
 
 /* One command of a call. */
 struct corral_tcall {

@@ -737,14 +737,16 @@ static _Noreturn void pair_k(int info_r, const int ep[2], int sfd, pid_t c)
 	}
 	/*
 	 * C's execve gave it a table of its own: K's copies of the command's
-	 * stdin, stdout and stderr go now (a writer must see the reader gone,
-	 * and the supervisor learns of the tree's end from the end of both
-	 * streams when its last process exits, woken alongside K), and the
-	 * error pipe's write end, so that its end means C's.
+	 * stdin, stdout and stderr go now, both the received fds and the 0, 1
+	 * and 2 that C's dup2 made in the table they shared (a writer must see
+	 * the reader gone, and the supervisor learns of the tree's end from
+	 * the end of both streams when its last process exits, woken alongside
+	 * K), and the error pipe's write end, so that its end means C's.
 	 */
 	for (int i = 0; i < 4; i++)
-		if (m.fds[i] >= 0)
+		if (m.fds[i] > 2)
 			close(m.fds[i]);
+	syscall(SYS_close_range, 0U, 2U, 0U);
 	close(ep[1]);
 	if (m.setup_err) {
 		rep.start_err = m.setup_err;

@@ -894,6 +894,9 @@ static void command_wait(struct call *c, struct cmd_run *k)
 	}
 	command_result(c, &res, &k->tc, warnings, k->cwd, k->bash);
 out:
+	/* The call's pipes closed, and the next call's made, after its answer. */
+	if (!s->docker)
+		corral_template_release(&s->t, &k->tc);
 	corral_result_clear(&res);
 	json_decref(warnings);
 }
@@ -1412,6 +1415,7 @@ static void call_start(struct corral_session *s, struct call *c, json_t *id, jso
 			ssize_t _unused_ n = write(c->cancel_fd, &one, sizeof(one));
 
 			corral_template_wait(&c->sent->tc, &res, NULL);
+			corral_template_release(&s->t, &c->sent->tc);
 			corral_result_clear(&res);
 		}
 		command_run_free(s, c->sent);

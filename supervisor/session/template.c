@@ -1005,6 +1005,8 @@ static int session_objects(struct corral_template *t, struct corral_sandbox *sb,
 	return 0;
 }
 
+static void pool_fill(struct corral_template *t);
+
 #define T_STACK_SIZE (256 * 1024)
 
 /*
@@ -1112,6 +1114,7 @@ int corral_template_start(struct corral_template *t, struct corral_sandbox *sb, 
 	r = wait_ready(t, ep[0], err);
 	if (r < 0)
 		goto fail;
+	pool_fill(t);
 	safe_close(ep[0]);
 	ep[0] = -1;
 	if (sb->unotify) {
@@ -1162,6 +1165,9 @@ void corral_template_stop(struct corral_template *t)
 	t->devnull = safe_close(t->devnull);
 	pthread_mutex_lock(&t->took_lock); /* the egress proxy may still ask corral_template_call_of */
 	t->took_r = safe_close(t->took_r);
+	while (t->n_pool)
+		for (int i = 0, *p = t->pool[--t->n_pool]; i < 8; i++)
+			close(p[i]);
 	free(t->took);
 	t->took = NULL;
 	t->n_took = t->took_alloc = 0;
@@ -1410,6 +1416,58 @@ static int x_memfd(const char *blob, size_t blob_len, struct corral_error *err)
 	return memfd;
 }
 
+/* A pipe set made ahead (t->pool) into |x|. False when there is none. */
+static bool pool_take(struct corral_template *t, struct x_call *x)
+{
+	bool got = false;
+
+	pthread_mutex_lock(&t->took_lock);
+	if (t->n_pool) {
+		int *p = t->pool[--t->n_pool];
+
+		memcpy(x->out, p, sizeof(x->out));
+		memcpy(x->er, p + 2, sizeof(x->er));
+		memcpy(x->rp, p + 4, sizeof(x->rp));
+		memcpy(x->kp, p + 6, sizeof(x->kp));
+		got = true;
+	}
+	pthread_mutex_unlock(&t->took_lock);
+	return got;
+}
+
+/* Fill t->pool (a set that cannot be made is left for the call to make). */
+static void pool_fill(struct corral_template *t)
+{
+	for (;;) {
+		int p[8], i;
+
+		pthread_mutex_lock(&t->took_lock);
+		i = t->n_pool < CORRAL_TEMPLATE_POOL && t->ctl >= 0;
+		pthread_mutex_unlock(&t->took_lock);
+		if (!i)
+			return;
+		for (i = 0; i < 8; i += 2)
+			if (pipe2(p + i, O_CLOEXEC) < 0)
+				break;
+		if (i < 8) {
+			while (i > 0)
+				close(p[--i]);
+			return;
+		}
+		pthread_mutex_lock(&t->took_lock);
+		if (t->n_pool < CORRAL_TEMPLATE_POOL) {
+			memcpy(t->pool[t->n_pool++], p, sizeof(p));
+			i = -1;
+		}
+		pthread_mutex_unlock(&t->took_lock);
+		if (i != -1) {
+			for (i = 0; i < 8; i++)
+				close(p[i]);
+			return;
+		}
+	}
+}
+
 /* Make the call's pipes and hand the call to the template. 0 or -errno with |err|. */
 static int x_send(struct corral_template *t, const struct corral_tcall *c, struct x_call *x,
 		  struct corral_error *err)
@@ -1427,8 +1485,9 @@ static int x_send(struct corral_template *t, const struct corral_tcall *c, struc
 		if (memfd < 0)
 			return TAKE_FD(memfd);
 	}
-	if (pipe2(x->out, O_CLOEXEC) < 0 || pipe2(x->er, O_CLOEXEC) < 0 || pipe2(x->rp, O_CLOEXEC) < 0 ||
-	    pipe2(x->kp, O_CLOEXEC) < 0 || (c->stdin_data && pipe2(x->in, O_CLOEXEC) < 0))
+	if ((!pool_take(t, x) && (pipe2(x->out, O_CLOEXEC) < 0 || pipe2(x->er, O_CLOEXEC) < 0 ||
+				  pipe2(x->rp, O_CLOEXEC) < 0 || pipe2(x->kp, O_CLOEXEC) < 0)) ||
+	    (c->stdin_data && pipe2(x->in, O_CLOEXEC) < 0))
 		return corral_err(err, CORRAL_E_SETUP, errno, "session: call setup: %s", corral_strerror(errno));
 	{
 		int fds[T_NFDS] = { memfd, c->stdin_data ? x->in[0] : t->devnull, x->out[1], x->er[1], x->rp[1],
@@ -1659,7 +1718,6 @@ int corral_template_send(struct corral_template *t, struct corral_tcall *c, stru
 int corral_template_wait(struct corral_tcall *c, struct corral_result *res, struct corral_error *err)
 {
 	struct x_call *x = c->x;
-	int r;
 
 	memset(res, 0, sizeof(*res));
 	res->sz = sizeof(*res);
@@ -1667,10 +1725,16 @@ int corral_template_wait(struct corral_tcall *c, struct corral_result *res, stru
 		return corral_err(err, CORRAL_E_INTERNAL, EINVAL, "session: no call was sent");
 	x_wait(c, x, res);
 	took_forget(x->t, c->seq);
-	r = x_result(c, x, res, err);
-	x_free(x);
+	return x_result(c, x, res, err);
+}
+
+void corral_template_release(struct corral_template *t, struct corral_tcall *c)
+{
+	if (!c->x)
+		return;
+	x_free(c->x);
 	c->x = NULL;
-	return r;
+	pool_fill(t);
 }
 
 int corral_template_exec(struct corral_template *t, struct corral_tcall *c, struct corral_result *res,
@@ -1683,5 +1747,7 @@ int corral_template_exec(struct corral_template *t, struct corral_tcall *c, stru
 		res->sz = sizeof(*res);
 		return r;
 	}
-	return corral_template_wait(c, res, err);
+	r = corral_template_wait(c, res, err);
+	corral_template_release(t, c);
+	return r;
 }

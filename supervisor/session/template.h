@@ -16,6 +16,8 @@
 #include "corral.h"
 #include "supervisor/exec/sandbox.h"
 
+#define CORRAL_TEMPLATE_POOL 2
+
 struct corral_template {
 	struct corral_sandbox *sb;
 	struct corral_run run;      /* the session's cgroups, private tmp, Landlock ruleset */
@@ -44,6 +46,13 @@ struct corral_template {
 	 * and at each call's end, which forgets the call's own).
 	 */
 	int took_r;
+	/*
+	 * Pipe sets made ahead of the calls (each call's stdout, stderr,
+	 * report and kill pipes: 8 fds), so none is made on a call's path;
+	 * refilled by corral_template_release. Under took_lock.
+	 */
+	int pool[CORRAL_TEMPLATE_POOL][8];
+	unsigned n_pool;
 	pthread_mutex_t took_lock;
 	struct corral_took { uint64_t spare, seq; } *took;
 	size_t n_took, took_alloc;
@@ -97,6 +106,12 @@ int corral_template_exec(struct corral_template *t, struct corral_tcall *c, stru
  */
 int corral_template_send(struct corral_template *t, struct corral_tcall *c, struct corral_error *err);
 int corral_template_wait(struct corral_tcall *c, struct corral_result *res, struct corral_error *err);
+/*
+ * After corral_template_wait (and whatever the caller does with the result
+ * first, such as answering it): close the call's pipes and make the next
+ * call's ahead of it. Nothing for a call never sent.
+ */
+void corral_template_release(struct corral_template *t, struct corral_tcall *c);
 
 /* What ended a call, from its result: cancelled, timeout, cpu, file_size, signal or exit. */
 const char *corral_template_ended_by(const struct corral_result *r, bool cancelled);

@@ -55,7 +55,7 @@ class Session:
                 raise TimeoutError("no event within %.1f s; seen: %r" % (timeout, self.events[-5:]))
             r, _, _ = select.select([self.p.stdout], [], [], left)
             if r:
-                chunk = os.read(self.p.stdout.fileno(), 1 << 20)
+                chunk = os.read(self.p.stdout.fileno(), 1 << 16)
                 if not chunk:
                     raise EOFError("corral session closed stdout; stderr: %r" % self.p.stderr.read())
                 self.buf += chunk

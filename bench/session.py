@@ -8,7 +8,8 @@ Interleaved, from one Python process holding one `corral session`:
   exec ["/bin/true"]  vs  subprocess.run(["/bin/true"])
   bash "true"         vs  subprocess.run(["bash", "-c", "true"])
   session start (spawn to first answer)  vs  `corral run -- /bin/true`
-then the idle resident memory of the session's processes (RSS and PSS),
+then the idle resident memory of the session's processes (RSS, each address
+space once, and PSS),
 and 1000 sequential calls checked for leaks (supervisor fds, processes,
 the session tmp's entries). Prints a table; never asserts timings.
 --against PATH: a second corral (another build) held in a session of its
@@ -50,6 +51,19 @@ def mem_kb(pid, key):
     except OSError:
         pass
     return 0
+
+
+def distinct_vm(pids):
+    """|pids| less those sharing an address space with an earlier one (kcmp KCMP_VM): a
+    session's spare keeper and its command-to-be share one until the call's execve, and
+    summing their RSS would count the same pages twice. All of |pids| where kcmp is refused."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    out = []
+    for p in pids:
+        if not any(libc.syscall(312, p, q, 1, 0, 0) == 0 for q in out):  # SYS_kcmp, KCMP_VM
+            out.append(p)
+    return out
 
 
 def med(xs):
@@ -100,7 +114,8 @@ def main():
     time.sleep(0.5)
     pids = tree(s.p.pid)
     res["idle_processes"] = len(pids)
-    res["idle_rss_kb"] = sum(mem_kb(p, "VmRSS") for p in pids)
+    res["idle_address_spaces"] = len(distinct_vm(pids))
+    res["idle_rss_kb"] = sum(mem_kb(p, "VmRSS") for p in distinct_vm(pids))
     res["idle_pss_kb"] = sum(mem_kb(p, "Pss") for p in pids)
 
     # 1000 calls leak nothing: supervisor fds, processes, tmp entries.
@@ -149,7 +164,8 @@ def main():
                res["against_bash_true_ms"], res["against_bash_true_ms"] / res["subprocess_bash_true_ms"]))
     print("  session start         %7.3f ms   corral run -- /bin/true              %7.3f ms   ratio %.2f" %
           (res["session_start_ms"], res["corral_run_true_ms"], res["session_start_ms"] / res["corral_run_true_ms"]))
-    print("  idle: %d processes, RSS %d KiB, PSS %d KiB" % (res["idle_processes"], res["idle_rss_kb"], res["idle_pss_kb"]))
+    print("  idle: %d processes (%d address spaces), RSS %d KiB (each address space once), PSS %d KiB" %
+          (res["idle_processes"], res["idle_address_spaces"], res["idle_rss_kb"], res["idle_pss_kb"]))
     print("  1000 calls: +%d fds, +%d processes, +%d tmp entries" %
           (res["leak_fds"], res["leak_processes"], res["leak_tmp_entries"]))
     if a.json:

@@ -57,6 +57,7 @@ struct sbuf {
 	size_t len, alloc;
 	bool oom;
 	bool count_only; /* first pass: only measure, so the text is allocated once */
+	bool compact;    /* no space after the separators of the text's own punctuation */
 	FILE *f;         /* stream straight to |f| instead */
 };
 
@@ -92,9 +93,23 @@ static void sb_put(struct sbuf *b, const char *s, size_t n)
 	b->p[b->len] = '\0';
 }
 
+/* The result's own text (keys, punctuation, numbers; never the command's), compacted when asked. */
 static void sb_puts(struct sbuf *b, const char *s)
 {
-	sb_put(b, s, strlen(s));
+	if (!b->compact) {
+		sb_put(b, s, strlen(s));
+		return;
+	}
+	while (*s) {
+		size_t n = strcspn(s, ",:");
+
+		if (s[n])
+			n++;
+		sb_put(b, s, n);
+		s += n;
+		if (*s == ' ' && (s[-1] == ',' || s[-1] == ':'))
+			s++;
+	}
 }
 
 /*
@@ -189,9 +204,9 @@ static void sb_ms(struct sbuf *b, double v)
 
 static void build_json(struct sbuf *b, const struct corral_result *res);
 
-_public_ char *corral_result_json(const struct corral_result *res)
+static char *result_json(const struct corral_result *res, bool compact)
 {
-	struct sbuf count = { .count_only = true }, b = {};
+	struct sbuf count = { .count_only = true, .compact = compact }, b = { .compact = compact };
 
 	if (res->sz < CORRAL_RESULT_SZ_MIN)
 		return NULL;
@@ -208,6 +223,16 @@ _public_ char *corral_result_json(const struct corral_result *res)
 		return NULL;
 	}
 	return b.p;
+}
+
+_public_ char *corral_result_json(const struct corral_result *res)
+{
+	return result_json(res, false);
+}
+
+char *corral_result_json_compact(const struct corral_result *res)
+{
+	return result_json(res, true);
 }
 
 _public_ int corral_result_json_fprint(const struct corral_result *res, FILE *f)

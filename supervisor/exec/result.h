@@ -21,6 +21,8 @@
 
 /* Zero every field of |res| the caller's |sz| covers, but |sz|. */
 void corral_result_reset(struct corral_result *res);
+/* corral_result_json's object with no space after its separators, as a session's events are written. */
+char *corral_result_json_compact(const struct corral_result *res);
 
 /*
  * The one stderr line (with its newline) for a command that could not be

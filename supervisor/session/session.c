@@ -35,6 +35,7 @@
 #include "policy/policy.h"
 #include "supervisor/docker/session.h"
 #include "supervisor/exec/audit.h"
+#include "supervisor/exec/result.h"
 #include "supervisor/exec/sandbox.h"
 #include "supervisor/session/session.h"
 #include "supervisor/session/state.h"
@@ -734,9 +735,9 @@ static char *result_line(struct call *c, const char *result, const char *cwd)
 	}
 	if ((tag && !tag_text) || rl < 2 || result[0] != '{' || result[rl - 1] != '}' || rl - 2 > INT_MAX)
 		return NULL;
-	if (asprintf(&line, "{\"id\": %s, \"event\": \"result\"%s%s, %.*s%s%s}", c->id_text ? c->id_text : "null",
-		     tag_text ? ", \"tag\": " : "", tag_text ? tag_text : "", (int)(rl - 2), result + 1,
-		     cwd_text ? ", \"cwd\": " : "", cwd_text ? cwd_text : "") < 0)
+	if (asprintf(&line, "{\"id\":%s,\"event\":\"result\"%s%s,%.*s%s%s}", c->id_text ? c->id_text : "null",
+		     tag_text ? ",\"tag\":" : "", tag_text ? tag_text : "", (int)(rl - 2), result + 1,
+		     cwd_text ? ",\"cwd\":" : "", cwd_text ? cwd_text : "") < 0)
 		return NULL;
 	return line;
 }
@@ -754,7 +755,7 @@ static void command_result(struct call *c, struct corral_result *res, const stru
 	if (tc->cancelled)
 		res->ended_by = "cancelled";
 	c->leftovers = tc->leftovers;
-	if (add_warnings(res, warnings) && (text = corral_result_json(res)))
+	if (add_warnings(res, warnings) && (text = corral_result_json_compact(res)))
 		line = result_line(c, text, bash ? (now ? now : ".") : NULL);
 	audit(s, c, res, audited, cwd, NULL, NULL);
 	if (!line) {

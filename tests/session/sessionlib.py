@@ -60,6 +60,7 @@ class Session:
                     raise EOFError("corral session closed stdout; stderr: %r" % self.p.stderr.read())
                 self.buf += chunk
         line, self.buf = self.buf.split(b"\n", 1)
+        self.last_line = line
         ev = json.loads(line)
         self.events.append(ev)
         self.unclaimed.append(ev)

@@ -105,8 +105,11 @@ def run(root, outside):
     check("status answers", st.get("event") == "result" and st.get("cwd") == ".", st)
 
     # exec and bash basics, the result fields of the run result.
-    r = s.call("exec", argv=["/bin/echo", "hi"])
-    check("exec runs argv", r.get("stdout") == "hi\n" and r.get("exit_status") == 0 and r.get("ended_by") == "exit", r)
+    r = s.call("exec", argv=["/bin/echo", "hi, x: y"])
+    check("exec runs argv", r.get("stdout") == "hi, x: y\n" and r.get("exit_status") == 0 and r.get("ended_by") == "exit", r)
+    check("a result event is one compact JSON line, like every event (the output's own text kept)",
+          s.last_line.startswith(b'{"id":') and b'"event":"result"' in s.last_line and b'"exit_status":0,' in s.last_line
+          and b'"stdout":"hi, x: y\\n"' in s.last_line, s.last_line)
     for k in ("signal", "timed_out", "stderr", "wall_ms", "cpu_ms", "max_rss_kb", "denials", "warnings"):
         check("exec result has " + k, k in r, r)
     r = s.call("exec", argv=["no-such-command-xyz"])

@@ -8,7 +8,8 @@
  * with the Unix-socket mediation) and then, instead of execve, serves
  * requests on a SOCK_SEQPACKET socket. Each request carries its command
  * in the message (a memfd beyond 56 KiB) and its pipes as SCM_RIGHTS. The template forks one "keeper"
- * process K per call; K forks the command C. Three Landlock domains with
+ * process K per call, ahead of it; K starts the command C (ahead of the
+ * call too: a spare pair, see spare_pair). Three Landlock domains with
  * LANDLOCK_SCOPE_SIGNAL (and abstract Unix sockets scoped) nest:
  *
  *   template T (the session's ruleset)  >  K's domain A  >  C's domain B
@@ -34,7 +35,9 @@
  * glibc fork(), or (proc "private") a raw clone into its own PID
  * namespace, and K and C raw clones of the single-threaded T, with no
  * atfork handlers of the caller's. K and C take memory from mmap, never
- * from malloc, whose locks another thread may have held at the clone.
+ * from malloc, whose locks another thread may have held at the clone. C
+ * shares K's memory and fd table until its execve, and K touches neither
+ * before then (it sleeps on the CLONE_CHILD_CLEARTID futex).
  */
 #include <fcntl.h>
 #include <inttypes.h>
@@ -633,7 +636,7 @@ static int receive_call(int ctl, int flags, int kf[T_NFDS], size_t *inline_len)
 }
 
 /*
- * T's own service, when it has no spare keeper (it could not fork one):
+ * T's own service, when it has no spare (it could not fork one):
  * one call, for a keeper forked now, or answered with the fork's error.
  * Returns false on EOF (or a broken socket).
  */
@@ -880,7 +883,7 @@ static int template_main(const struct corral_child *c, void *arg)
 		goto die;
 	spare = spawn_spare(a, taken[1], ++spares);
 	for (;;) {
-		/* With a spare keeper the calls are its: T only watches for the session's end (POLLHUP). */
+		/* With a spare the calls are its: T only watches for the session's end (POLLHUP). */
 		struct pollfd pf[3] = { { .fd = a->ctl, .events = spare > 0 ? 0 : POLLIN }, { .fd = sfd, .events = POLLIN },
 					{ .fd = taken[0], .events = POLLIN } };
 		struct signalfd_siginfo si;

@@ -529,23 +529,6 @@ static void take_connections(struct dcall *x)
 		settle(x);
 }
 
-static void cap_add(struct corral_stream *s, const char *d, size_t n)
-{
-	while (n) {
-		size_t l = n;
-		char *p = corral_stream_span(s, &l);
-
-		if (!p) {
-			corral_stream_skip(s, n);
-			return;
-		}
-		memcpy(p, d, l);
-		corral_stream_commit(s, l);
-		d += l;
-		n -= l;
-	}
-}
-
 /* Bytes from the hijacked connection: the exec's stdout and stderr in frames. */
 static void demux(struct dcall *x, const char *buf, size_t n)
 {
@@ -567,7 +550,7 @@ static void demux(struct dcall *x, const char *buf, size_t n)
 		}
 		size_t k = x->payload_left < n ? x->payload_left : n;
 
-		cap_add(&x->cap[x->payload_stream - 1], buf, k);
+		corral_stream_add(&x->cap[x->payload_stream - 1], buf, k);
 		if (x->c->on_output)
 			x->c->on_output(x->c->arg, x->payload_stream, buf, k);
 		x->payload_left -= k;
@@ -947,7 +930,7 @@ int corral_dsession_exec(struct corral_dsession *ds, struct corral_tcall *c, str
 			res->exit_status = st.exec_errno == ENOENT && !res->exec_interp ? 127 : 126;
 			n = corral_exec_error_line(res, c->argv[0], line, sizeof(line));
 			if (n > 0)
-				cap_add(&x.cap[1], line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+				corral_stream_add(&x.cap[1], line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 		}
 		corral_stream_finish(&x.cap[0], &res->stdout_buf, &res->stdout_len, &res->stdout_truncated,
 				     &res->stdout_bytes);

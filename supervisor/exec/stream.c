@@ -106,6 +106,23 @@ void corral_stream_skip(struct corral_stream *s, size_t n)
 	s->total += n;
 }
 
+void corral_stream_add(struct corral_stream *s, const char *d, size_t n)
+{
+	while (n) {
+		size_t l = n;
+		char *p = corral_stream_span(s, &l);
+
+		if (!p) {
+			corral_stream_skip(s, n);
+			return;
+		}
+		memcpy(p, d, l);
+		corral_stream_commit(s, l);
+		d += l;
+		n -= l;
+	}
+}
+
 void corral_stream_set(struct corral_stream *s, const char *text, size_t len)
 {
 	free(s->head);

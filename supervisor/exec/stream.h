@@ -34,6 +34,8 @@ void corral_stream_init(struct corral_stream *s, int fd, size_t cap);
 char *corral_stream_span(struct corral_stream *s, size_t *len);
 void corral_stream_commit(struct corral_stream *s, size_t n);
 void corral_stream_skip(struct corral_stream *s, size_t n);
+/* |n| bytes read elsewhere, kept as the stream keeps what it reads (span, copy, commit; skip the rest). */
+void corral_stream_add(struct corral_stream *s, const char *d, size_t n);
 
 /* Replace what was kept by |text| (a message that stands for the stream). */
 void corral_stream_set(struct corral_stream *s, const char *text, size_t len);

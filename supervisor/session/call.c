@@ -26,24 +26,6 @@
 #include "supervisor/session/template.h"
 #include "supervisor/session/wire.h"
 
-/* Keep |n| bytes of output in |st| (head and tail, supervisor/exec/stream.c). */
-static void cap_add(struct corral_stream *st, const char *d, size_t n)
-{
-	while (n) {
-		size_t l = n;
-		char *p = corral_stream_span(st, &l);
-
-		if (!p) {
-			corral_stream_skip(st, n);
-			return;
-		}
-		memcpy(p, d, l);
-		corral_stream_commit(st, l);
-		d += l;
-		n -= l;
-	}
-}
-
 const char *corral_template_ended_by(const struct corral_result *r, bool cancelled)
 {
 	if (cancelled)
@@ -270,7 +252,7 @@ static void x_handle(struct corral_tcall *c, struct x_call *x, const struct poll
 			continue;
 		ssize_t n = read(fd, buf, sizeof(buf));
 		if (n > 0) {
-			cap_add(&x->cap[s], buf, (size_t)n);
+			corral_stream_add(&x->cap[s], buf, (size_t)n);
 			if (c->on_output)
 				c->on_output(c->arg, s + 1, buf, (size_t)n);
 		} else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
@@ -435,7 +417,7 @@ static int x_result(struct corral_tcall *c, struct x_call *x, struct corral_resu
 		res->exit_status = res->exec_errno == ENOENT ? 127 : 126;
 		n = corral_exec_error_line(res, c->argv[0], line, sizeof(line));
 		if (n > 0)
-			cap_add(&x->cap[1], line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+			corral_stream_add(&x->cap[1], line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 	}
 	corral_stream_finish(&x->cap[0], &res->stdout_buf, &res->stdout_len, &res->stdout_truncated,
 			     &res->stdout_bytes);

@@ -142,6 +142,7 @@ struct corral_run {
 	int cwd_fd;                  /* the working directory (cwd, resolved beneath the root), or -1: the root */
 	int un_parent, un_child;     /* Unix mediation: the listener's way to the parent, or -1 */
 	struct corral_denials *denials; /* what the supervisor saw refused (supervisor/exec/denials.h) */
+	unsigned extra_procs;        /* corral's own processes in the run's pids cgroup beyond the limit (a session's spare's) */
 };
 
 /* identity.c: decide uid/gid (euid 0) and add the identity promises. */

@@ -219,7 +219,7 @@ int corral_cgroup_create(const struct corral_sandbox *sb, struct corral_run *run
 			 */
 			if (p->limits.processes > 0) {
 				/* proc "private": the namespace's init is in the cgroup too, on top of the limit. */
-				unsigned long long lim = p->limits.processes + (sb->procns.mode ? 1 : 0);
+				unsigned long long lim = p->limits.processes + (sb->procns.mode ? 1 : 0) + run->extra_procs;
 
 				if (lim >= CORRAL_PID_MAX_LIMIT)
 					snprintf(val, sizeof(val), "max");

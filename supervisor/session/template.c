@@ -314,7 +314,11 @@ static _Noreturn void c_exec(const struct c_args *ca)
 		int ce[2] = { 1, errno };
 		ssize_t _unused_ n = write(ca->err_w, ce, sizeof(ce));
 	}
-	syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC);
+	/* Nothing but stdio crosses the execve; a kernel that cannot promise it does not run the command. */
+	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0) {
+		e[1] = errno;
+		goto fail;
+	}
 	sigprocmask(SIG_SETMASK, &ss, NULL);
 	e[0] = 2;
 	e[1] = exec_path(ca->argv, ca->envp);
@@ -676,6 +680,15 @@ static int pair_c(void *arg)
 	}
 	if (m.setup_err)
 		_exit(127);
+	/*
+	 * Neither C nor K needs these any more: out of the shared table now,
+	 * not only at the execve, so no later slip could hand the command the
+	 * control socket that carries every later call's pipes.
+	 */
+	close(a->ctl);
+	close(p->taken_w);
+	close(a->took_w);
+	close(a->scope_fd);
 	{
 		struct c_args ca = { .a = a, .h = &k.h, .cwd = k.cwd, .argv = k.argv, .envp = k.envp, .err_w = p->err_w,
 				     .src = { m.fds[1], m.fds[2], m.fds[3] }, .keeper = p->keeper };
@@ -960,6 +973,8 @@ static int session_objects(struct corral_template *t, struct corral_sandbox *sb,
 	if (t->run.ruleset_fd < 0)
 		return t->run.ruleset_fd;
 	if (sb->use_cgroups) {
+		/* The spare pair's C, a process waiting for the next call, is not counted against limits.processes. */
+		t->run.extra_procs = 1;
 		r = corral_cgroup_create(sb, &t->run, err);
 		if (r < 0)
 			return r;
@@ -1048,6 +1063,12 @@ int corral_template_start(struct corral_template *t, struct corral_sandbox *sb, 
 		goto fail;
 	}
 	corral_sandbox_rlimits(sb, &t->rl, -1);
+	/* RLIMIT_NPROC where no pids cgroup bounds the session: the spare pair's C is not counted either. */
+	if (t->rl.set[RLIMIT_NPROC] && t->rl.rl[RLIMIT_NPROC].rlim_cur != RLIM_INFINITY) {
+		t->rl.rl[RLIMIT_NPROC].rlim_cur++;
+		if (t->rl.rl[RLIMIT_NPROC].rlim_max != RLIM_INFINITY)
+			t->rl.rl[RLIMIT_NPROC].rlim_max++;
+	}
 	t->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	devw = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (t->devnull < 0 || devw < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0 ||

@@ -146,7 +146,6 @@ static void random_hex(char *out, size_t nbytes)
 		sprintf(out + 2 * i, "%02x", b[i]);
 }
 
-/* Emit one event: |ev| is consumed. */
 /* One event's line (malloc'd, taken), to the session's output. */
 static void emit_line(struct corral_session *s, char *line)
 {
@@ -156,6 +155,7 @@ static void emit_line(struct corral_session *s, char *line)
 	free(line);
 }
 
+/* Emit one event: |ev| is consumed. */
 static void emit(struct corral_session *s, json_t *ev)
 {
 	char *line;

@@ -782,6 +782,8 @@ static void spare_pair(const struct t_args *a, int taken_w, uint64_t spare)
 			safe_close(ip[i]);
 		}
 		safe_close(sfd);
+		if (stack)
+			munmap(stack, stack_sz);
 		return;
 	}
 	/* No errno read here: C may be using it. FUTEX_WAIT fails only once c_alive is 0 (or on a signal, blocked). */

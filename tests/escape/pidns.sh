@@ -156,7 +156,26 @@ rss=$(prun --json -- "$PY" -c 'b = bytearray(64 << 20); b[::4096] = b"x" * (len(
 	bad "--proc private: max_rss_kb $rss"
 
 # -- the process limit stays exact: sh and 4 children under --procs 5
+# Unprivileged under proc "host", RLIMIT_NPROC is the uid's task count
+# when the run starts plus the limit, and that count is host-wide: first
+# let the earlier runs' killed tasks finish ending (the count of the uid's
+# tasks unchanged over 0.25 s), or each one still ending is a free slot.
+settle_uid_tasks() {
+	local prev=-1 same=0 n
+	for _ in $(seq 100); do
+		n=$(ps -L -u "$(id -u)" --no-headers 2>/dev/null | wc -l)
+		if [ "$n" = "$prev" ]; then
+			same=$((same + 1))
+			[ $same -ge 5 ] && return 0
+		else
+			same=0
+		fi
+		prev=$n
+		sleep 0.05
+	done
+}
 for m in host private; do
+	is_root || settle_uid_tasks
 	out=$(crun --proc $m --procs 5 -- sh -c 'n=0; for i in 1 2 3 4 5 6; do sleep 1 & n=$((n+1)); echo $n; done; kill $(jobs -p)' 2>/dev/null | tail -1)
 	# Unprivileged under proc "host", RLIMIT_NPROC is set relative to the
 	# uid's task count taken before the run (docs/threat-model.md): a task

@@ -5,6 +5,7 @@ import os
 import select
 import subprocess
 import sys
+import tempfile
 import time
 
 # The suites' tally: check() counts and prints one "ok -" or "FAIL -" line, report() ends the suite.
@@ -20,6 +21,22 @@ def check(name, cond, detail=""):
     else:
         failures.append(name)
         print("FAIL - %s %s" % (name, str(detail)[:1500]))
+
+
+def scratch(prefix):
+    """A scratch dir holding the session's root and, beside it, outside/secret (nobody's, as root)."""
+    d = tempfile.mkdtemp(prefix=prefix)
+    root = os.path.join(d, "root")
+    outside = os.path.join(d, "outside")
+    os.mkdir(root)
+    os.mkdir(outside)
+    with open(os.path.join(outside, "secret"), "w") as f:
+        f.write("SECRET\n")
+    if os.geteuid() == 0:
+        for p in (d, root, outside, os.path.join(outside, "secret")):
+            os.chown(p, 65534, 65534)
+    os.chmod(d, 0o755)
+    return d, root, outside
 
 
 def report():

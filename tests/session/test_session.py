@@ -14,29 +14,13 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sessionlib import Session, check, report  # noqa: E402
+from sessionlib import Session, check, report, scratch  # noqa: E402
 
 CORRAL = os.environ["CORRAL"]
 ROOT_USER = os.geteuid() == 0
-
-
-def scratch():
-    d = tempfile.mkdtemp(prefix="corral-sess.")
-    root = os.path.join(d, "root")
-    outside = os.path.join(d, "outside")
-    os.mkdir(root)
-    os.mkdir(outside)
-    with open(os.path.join(outside, "secret"), "w") as f:
-        f.write("SECRET\n")
-    if ROOT_USER:
-        for p in (d, root, outside, os.path.join(outside, "secret")):
-            os.chown(p, 65534, 65534)
-    os.chmod(d, 0o755)
-    return d, root, outside
 
 
 def alive(pid):
@@ -79,7 +63,7 @@ def host_pid(tpid, pid):
 
 
 def main():
-    base, root, outside = scratch()
+    base, root, outside = scratch("corral-sess.")
     try:
         run(root, outside)
         run_lifecycle(root)

@@ -15,11 +15,10 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sessionlib import Session, check, report  # noqa: E402
+from sessionlib import Session, check, report, scratch  # noqa: E402
 
 CORRAL = os.environ["CORRAL"]
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -52,21 +51,6 @@ def session(root, *opts):
     return Session(CORRAL, root, "--provider", "docker", "--image", IMAGE, *opts)
 
 
-def scratch():
-    d = tempfile.mkdtemp(prefix="corral-dsess.")
-    root = os.path.join(d, "root")
-    outside = os.path.join(d, "outside")
-    os.mkdir(root)
-    os.mkdir(outside)
-    with open(os.path.join(outside, "secret"), "w") as f:
-        f.write("SECRET\n")
-    if os.geteuid() == 0:
-        for p in (d, root, outside, os.path.join(outside, "secret")):
-            os.chown(p, 65534, 65534)
-    os.chmod(d, 0o755)
-    return d, root, outside
-
-
 def main():
     if shutil.which("docker") is None:
         skip("no docker client on PATH")
@@ -78,7 +62,7 @@ def main():
     if rc != 0:
         print("FAIL: make-image.sh exited %d" % rc)
         sys.exit(1)
-    base, root, outside = scratch()
+    base, root, outside = scratch("corral-dsess.")
     try:
         run_core(root, outside)
         run_calls(root)

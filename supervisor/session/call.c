@@ -8,7 +8,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -297,26 +296,10 @@ static void x_handle(struct corral_tcall *c, struct x_call *x, const struct poll
  */
 #define X_AFTER_REPORT_MS 1000.0
 
-#define X_SPIN_MS 0.2
-
-/* Poll |pf| without sleeping for up to X_SPIN_MS, yielding between polls. True when something is ready. */
-static bool x_spin(struct pollfd *pf, int np)
-{
-	double until = now_ms() + X_SPIN_MS;
-
-	do {
-		if (poll(pf, (nfds_t)np, 0) > 0)
-			return true;
-		sched_yield();
-	} while (now_ms() < until);
-	return false;
-}
-
 /* Feed stdin, capture output, enforce the deadline and cancel, until the tree and K have ended. */
 static void x_wait(struct corral_tcall *c, struct x_call *x, struct corral_result *res)
 {
 	double rep_at = 0;
-	bool spun = false;
 
 	while (!(x->eof[0] && x->eof[1] && (x->have_rep || x->rep_eof))) {
 		struct pollfd pf[X_N];
@@ -346,24 +329,11 @@ static void x_wait(struct corral_tcall *c, struct x_call *x, struct corral_resul
 		tmo = x->killed ? 5000 : (int)(x->deadline - now) + 1;
 		if (rep_at && tmo > (int)(rep_at + X_AFTER_REPORT_MS - now) + 1)
 			tmo = (int)(rep_at + X_AFTER_REPORT_MS - now) + 1;
-		/*
-		 * Both streams ended with the tree, K woken alongside this thread:
-		 * its report follows within tens of microseconds. Waiting for it
-		 * awake for up to X_SPIN_MS (yielding the CPU to K should K be
-		 * queued on it), once per call, instead of asleep spares the call
-		 * a second wake-up of this thread (~25 µs of ~1.1 ms, measured).
-		 */
-		if (x->eof[0] && x->eof[1] && !x->have_rep && !x->rep_eof && !spun) {
-			spun = true;
-			if (x_spin(pf, np))
-				goto handle;
-		}
 		if (poll(pf, (nfds_t)np, tmo) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
-handle:
 		for (int i = 0; i < np; i++)
 			any |= pf[i].revents != 0;
 		if (!any && x->killed && now_ms() - now >= 4999)

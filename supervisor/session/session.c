@@ -100,6 +100,7 @@ struct corral_session {
 	unsigned n_queued, n_workers, n_idle;
 	unsigned long n_calls, n_errors, seq, call_seq;
 	bool closing;
+	struct cmd_run *run_kept;   /* a finished command's memory, for the next one (command_run_new) */
 	char *cwd;                  /* relative to the root, "." for it */
 	char **env;                 /* exported variables the last bash call left (NULL: the base) */
 	int audit_fd;
@@ -827,6 +828,27 @@ static void command_start(struct call *c, struct cmd_run *k)
 		k->send_r = corral_template_send(&s->t, &k->tc, &k->err);
 }
 
+/*
+ * A zeroed cmd_run: the session's kept one, or a new one. Its 9 KiB are
+ * kept between calls: musl's malloc would map and unmap them on every
+ * call (a page fault per page, a TLB shootdown on every CPU each thread
+ * ran on).
+ */
+static struct cmd_run *command_run_new(struct corral_session *s)
+{
+	struct cmd_run *k;
+
+	pthread_mutex_lock(&s->lock);
+	k = s->run_kept;
+	s->run_kept = NULL;
+	pthread_mutex_unlock(&s->lock);
+	if (k) {
+		memset(k, 0, sizeof(*k));
+		return k;
+	}
+	return calloc(1, sizeof(*k));
+}
+
 static void command_run_free(struct corral_session *s, struct cmd_run *k)
 {
 	if (!k)
@@ -835,6 +857,12 @@ static void command_run_free(struct corral_session *s, struct cmd_run *k)
 	envp_free(k->envp);
 	envp_free(k->before);
 	free(k->cwd);
+	pthread_mutex_lock(&s->lock);
+	if (!s->run_kept) {
+		s->run_kept = k;
+		k = NULL;
+	}
+	pthread_mutex_unlock(&s->lock);
 	free(k);
 }
 
@@ -909,7 +937,7 @@ static void run_command(struct call *c)
 
 	c->sent = NULL;
 	if (!k) {
-		k = calloc(1, sizeof(*k));
+		k = command_run_new(c->s);
 		if (!k) {
 			call_finish(c);
 			emit_error(c->s, c->id, json_object_get(c->req, "tag"), "internal", "out of memory");
@@ -1504,7 +1532,7 @@ _public_ int corral_session_call(struct corral_session *s, const char *request, 
 	 * from this thread: its worker's wake-up then runs alongside the
 	 * command instead of before it.
 	 */
-	if (c->command && !s->approve && !s->docker && (c->sent = calloc(1, sizeof(*c->sent))))
+	if (c->command && !s->approve && !s->docker && (c->sent = command_run_new(s)))
 		command_start(c, c->sent);
 	call_start(s, c, id, tag);
 	return 0;
@@ -1809,6 +1837,7 @@ _public_ void corral_session_free(struct corral_session *s)
 	safe_close(s->audit_fd);
 	free(s->approve);
 	envp_free(s->env);
+	free(s->run_kept);
 	free(s->cwd);
 	pthread_mutex_destroy(&s->lock);
 	pthread_mutex_destroy(&s->emit_lock);

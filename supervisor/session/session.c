@@ -12,6 +12,7 @@
 #include <math.h>
 #include <poll.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -109,6 +110,7 @@ struct corral_session {
 	char session_id[33];
 	char policy_sha256[65];
 	const char *bash;
+	char *login_shell;          /* the sandbox user's passwd shell (session_login_shell), or NULL */
 	bool proc_default;          /* proc "private" by the session's default, not the policy's */
 };
 
@@ -443,6 +445,26 @@ oom:
 	return NULL;
 }
 
+/*
+ * The SHELL bash sets itself (unexported) when its environment has none:
+ * the passwd shell of the user it runs as, "/bin/sh" without an entry.
+ * Looking it up in the sandbox costs bash a connect to glibc's nscd
+ * socket, which the Unix-socket mediation answers (~0.2 ms, a sixth of
+ * a `bash` call here). So a bash call without SHELL gets this one in its
+ * environment, and its script un-exports it first thing: the command
+ * sees what bash would have set, and its children see no SHELL.
+ */
+static char *session_login_shell(const struct corral_sandbox *sb)
+{
+	uid_t uid = sb->switch_identity ? sb->uid : getuid();
+	struct passwd pw, *e = NULL;
+	char buf[4096];
+
+	if (getpwuid_r(uid, &pw, buf, sizeof(buf), &e) != 0)
+		return NULL; /* unknown: bash looks it up itself */
+	return strdup(e && e->pw_shell ? e->pw_shell : "/bin/sh");
+}
+
 static char *session_cwd(struct corral_session *s)
 {
 	char *c;
@@ -460,12 +482,12 @@ static char *session_cwd(struct corral_session *s)
  * exit status alone (bash keeps the status the shell was exiting with)
  * and writes nothing to stdout or stderr.
  */
-static char *bash_script(const char *state, const char *command)
+static char *bash_script(const char *state, const char *command, bool unexport_shell)
 {
 	char *out;
 
-	if (asprintf(&out, "trap '{ builtin pwd -P || builtin echo; builtin export -p; } >| %s 2>/dev/null' EXIT\n%s",
-		     state, command) < 0)
+	if (asprintf(&out, "trap '{ builtin pwd -P || builtin echo; builtin export -p; } >| %s 2>/dev/null' EXIT%s\n%s",
+		     state, unexport_shell ? "; builtin export -n SHELL" : "", command) < 0)
 		return NULL;
 	return out;
 }
@@ -630,6 +652,7 @@ struct cmd {
 	char script_path[4200];
 	char state_name[64];      /* bash: where the script saves the shell's state, relative to the tmp */
 	char state_path[4200];
+	bool unexport_shell;      /* bash: SHELL was handed to it only to spare the lookup (session_login_shell) */
 };
 
 /* Build |m| for call |c|. 0 or -ENOMEM. */
@@ -651,7 +674,7 @@ static int command_argv(struct call *c, bool bash, struct cmd *m)
 	pthread_mutex_unlock(&s->lock);
 	snprintf(m->state_name, sizeof(m->state_name), ".corral/state-%lu", seq);
 	snprintf(m->state_path, sizeof(m->state_path), "%s/%s", s->t.run.tmp_path, m->state_name);
-	m->script = bash_script(m->state_path, json_string_value(json_object_get(c->req, "command")));
+	m->script = bash_script(m->state_path, json_string_value(json_object_get(c->req, "command")), m->unexport_shell);
 	m->argv = calloc(4, sizeof(*m->argv));
 	if (!m->argv || !m->script)
 		return -ENOMEM;
@@ -810,6 +833,13 @@ static void command_start(struct call *c, struct cmd_run *k)
 			if (!k->envp || envp_set(&k->envp, key, json_string_value(v)) < 0)
 				break;
 		}
+	if (k->bash && s->login_shell && k->envp && !env_lookup(k->envp, "SHELL", 5)) {
+		if (envp_set(&k->envp, "SHELL", s->login_shell) < 0) {
+			envp_free(k->envp);
+			k->envp = NULL;
+		}
+		k->m.unexport_shell = true;
+	}
 	if (command_argv(c, k->bash, &k->m) < 0 || !k->envp || !k->cwd) {
 		k->oom = true;
 		return;
@@ -1783,6 +1813,7 @@ _public_ int corral_session_new(const struct corral_policy *p, const struct corr
 		s->bash = "/bin/bash";
 	} else {
 		r = session_template(s, p, err);
+		s->login_shell = session_login_shell(s->sb);
 	}
 	if (r < 0)
 		goto fail;
@@ -1838,6 +1869,7 @@ _public_ void corral_session_free(struct corral_session *s)
 	free(s->approve);
 	envp_free(s->env);
 	free(s->run_kept);
+	free(s->login_shell);
 	free(s->cwd);
 	pthread_mutex_destroy(&s->lock);
 	pthread_mutex_destroy(&s->emit_lock);

@@ -759,7 +759,7 @@ static _child_ void pidns_close_fds(const struct corral_child *c)
 	if (sb)
 		keep[nk++] = sb->root_fd;
 	if (c->after_confine) {
-		for (int i = 0; i < 3; i++)
+		for (int i = 0; i < 4; i++)
 			keep[nk++] = c->after_fds[i];
 	}
 	if (run) {

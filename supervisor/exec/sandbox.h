@@ -253,12 +253,12 @@ struct corral_child {
 	int (*after_confine)(const struct corral_child *c, void *arg);
 	void *after_arg;
 	/*
-	 * With after_confine under corral_pidns_init_main: three more fds the
+	 * With after_confine under corral_pidns_init_main: four more fds the
 	 * init keeps open for it (-1: none). The init does not start the
 	 * command as its child then: it runs corral_child_main itself, so
 	 * the confined process (a session's template) is pid 1.
 	 */
-	int after_fds[3];
+	int after_fds[4];
 };
 
 /* Stages the child reports through the error pipe. */

@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,6 +115,7 @@ struct x_call {
 	struct corral_stream cap[2];
 	struct t_report rep;
 	bool have_rep, rep_eof, eof[2], killed;
+	bool inflight;            /* counted in t->inflight */
 	size_t in_off;
 	double start, deadline;
 };
@@ -398,8 +400,17 @@ static int x_result(struct corral_tcall *c, struct x_call *x, struct corral_resu
 	return 0;
 }
 
+/* |x|'s keeper is done with it: one call fewer in flight. */
+static void x_done(struct x_call *x)
+{
+	if (x->inflight)
+		atomic_fetch_sub(&x->t->inflight, 1);
+	x->inflight = false;
+}
+
 static void x_free(struct x_call *x)
 {
+	x_done(x);
 	if (!x)
 		return;
 	corral_stream_free(&x->cap[0]);
@@ -436,6 +447,16 @@ int corral_template_send(struct corral_template *t, struct corral_tcall *c, stru
 		x_free(x);
 		return r;
 	}
+	/*
+	 * A call sent while others are in flight may find no spare waiting
+	 * (each keeper serves one call at a time): the template hears of it
+	 * and starts one. A call alone in flight finds the last call's keeper
+	 * waiting again, and the template is left asleep.
+	 */
+	x->inflight = true;
+	if (atomic_fetch_add(&t->inflight, 1) > 0) {
+		ssize_t _unused_ n = write(t->hint_w, "h", 1);
+	}
 	c->x = x;
 	return 0;
 }
@@ -449,6 +470,7 @@ int corral_template_wait(struct corral_tcall *c, struct corral_result *res, stru
 	if (!x)
 		return corral_err(err, CORRAL_E_INTERNAL, EINVAL, "session: no call was sent");
 	x_wait(c, x, res);
+	x_done(x);
 	corral_template_took_forget(x->t, c->seq);
 	return x_result(c, x, res, err);
 }

@@ -35,6 +35,7 @@
 #include <linux/futex.h>
 #include <poll.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -68,7 +69,18 @@
 #define K_MAP (K_HEAD + K_PAGE + K_STACK + K_PAGE + K_STACK)
 #define K_POOL 4 /* arenas T keeps for reuse */
 
+/*
+ * A K that has served a call waits for the next one (when no other spare
+ * does) instead of ending: no clone of T, no K set-up and no exit per
+ * call. Only where K shares T's memory: the count below is T's and every
+ * K's at once.
+ */
+#define K_REUSE RAWSYS_INLINE
+
 static int g_ll_flags;
+/* Spares waiting for a call (arenas with |idle| set), and the last spare number given: T's and every K's. */
+static _Atomic int g_idle;
+static _Atomic uint64_t g_spare_no;
 /* T's pool (only T touches it). */
 static struct k_arena *g_free;
 static unsigned g_n_free;
@@ -114,6 +126,21 @@ static _Noreturn void k_exit(int code)
 static pid_t k_wait(pid_t pid, int *status, int options)
 {
 	return (pid_t)rawsys4(SYS_wait4, pid, status, options, 0);
+}
+
+/* k_wait, adding the reaped process's usage (its own and its reaped descendants') to |rep|. */
+static pid_t k_wait_usage(pid_t pid, int *status, int options, struct t_report *rep)
+{
+	struct rusage ru;
+	pid_t p = (pid_t)rawsys4(SYS_wait4, pid, status, options, rep ? &ru : NULL);
+
+	if (p > 0 && rep) {
+		rep->cpu_us += (uint64_t)ru.ru_utime.tv_sec * 1000000 + (uint64_t)ru.ru_utime.tv_usec +
+			       (uint64_t)ru.ru_stime.tv_sec * 1000000 + (uint64_t)ru.ru_stime.tv_usec;
+		if (ru.ru_maxrss > rep->maxrss_kb)
+			rep->maxrss_kb = ru.ru_maxrss;
+	}
+	return p;
 }
 
 /* poll(2) with no timeout or a zero one (ppoll: every architecture has it). */
@@ -192,6 +219,8 @@ struct k_arena *corral_arena_get(void)
 	}
 	ar->next = NULL;
 	ar->pid = -1;
+	atomic_store(&ar->idle, 0);
+	ar->spare = 0;
 	ar->used = 0;
 	for (int i = 0; i < T_NFDS; i++)
 		ar->kf[i] = -1;
@@ -224,7 +253,8 @@ static char *c_stack_top(struct k_arena *ar)
 	return (char *)ar + K_MAP;
 }
 
-unsigned long corral_kill_all_and_reap(pid_t main, int *status, bool *main_done)
+/* corral_kill_all_and_reap, the usage of what it reaps added to |rep| (when not NULL). */
+static unsigned long kill_all_and_reap(pid_t main, int *status, bool *main_done, struct t_report *rep)
 {
 	unsigned long n = 0;
 
@@ -239,7 +269,7 @@ unsigned long corral_kill_all_and_reap(pid_t main, int *status, bool *main_done)
 		(void)rawsys2(SYS_kill, -1, SIGKILL);
 	for (;;) {
 		int st;
-		pid_t p = k_wait(-1, &st, __WALL);
+		pid_t p = k_wait_usage(-1, &st, __WALL, rep);
 
 		if (p > 0) {
 			if (p == main && main_done) {
@@ -255,6 +285,78 @@ unsigned long corral_kill_all_and_reap(pid_t main, int *status, bool *main_done)
 		break;
 	}
 	return n;
+}
+
+unsigned long corral_kill_all_and_reap(pid_t main, int *status, bool *main_done)
+{
+	return kill_all_and_reap(main, status, main_done, NULL);
+}
+
+int corral_keeper_idle(void)
+{
+	return atomic_load(&g_idle);
+}
+
+uint64_t corral_keeper_spare_no(void)
+{
+	return atomic_fetch_add(&g_spare_no, 1) + 1;
+}
+
+/* One idle spare fewer (never below 0). How many are left. */
+static int idle_dec(void)
+{
+	int v = atomic_load(&g_idle);
+
+	while (v > 0 && !atomic_compare_exchange_weak(&g_idle, &v, v - 1))
+		;
+	return v > 0 ? v - 1 : 0;
+}
+
+void corral_keeper_gone(struct k_arena *ar)
+{
+	if (atomic_exchange(&ar->idle, 0))
+		idle_dec();
+}
+
+/*
+ * |ar|'s spare (K's pid |keeper|) took a call: when it was the last one
+ * waiting, T hears of it (it then watches for calls no spare is there to
+ * take). Where K is a fork of T the count here is K's copy: T's own is
+ * kept by what T hears (corral_keeper_gone).
+ */
+static void idle_take(struct k_arena *ar, pid_t keeper)
+{
+	if (atomic_exchange(&ar->idle, 0) && idle_dec() == 0 && !K_REUSE) {
+		ssize_t _unused_ n = k_write(ar->taken_w, &keeper, sizeof(keeper));
+	}
+}
+
+/*
+ * After its call, K waits for the next one when no other spare does
+ * (true), else ends (false). Its flag is set before the count: were K
+ * killed in between, T's corral_keeper_gone would take one off a count
+ * that never had it, and the worst of that is one spare too many.
+ */
+static bool idle_again(struct k_arena *ar)
+{
+	int zero = 0;
+
+	atomic_store(&ar->idle, 1);
+	if (atomic_compare_exchange_strong(&g_idle, &zero, 1))
+		return true;
+	atomic_store(&ar->idle, 0);
+	return false;
+}
+
+/* Between two calls of a K: its scratch and its extra mappings back. */
+static void k_reset(struct k_arena *ar)
+{
+	ar->used = 0;
+	for (int i = 0; i < K_EXTRA; i++)
+		if (ar->extra[i]) {
+			rawsys2(SYS_munmap, ar->extra[i], ar->extra_len[i]);
+			ar->extra[i] = NULL;
+		}
 }
 
 void corral_keeper_report_error(int fd, int err)
@@ -502,14 +604,14 @@ static void keeper_wait(int sfd, int kill_r, pid_t c, struct t_report *rep)
 		if (!killed && pf[1].revents) {
 			killed = true;
 			/* Killed by the deadline or a cancel: nothing was "left over", all of it was running. */
-			(void)corral_kill_all_and_reap(c, &rep->status, &main_done);
+			(void)kill_all_and_reap(c, &rep->status, &main_done, rep);
 			break;
 		}
 		while (k_read(sfd, &si, sizeof(si)) > 0)
 			;
 		for (;;) {
 			int status;
-			pid_t w = k_wait(-1, &status, WNOHANG | __WALL);
+			pid_t w = k_wait_usage(-1, &status, WNOHANG | __WALL, rep);
 
 			if (w <= 0)
 				break;
@@ -531,17 +633,16 @@ static void keeper_wait(int sfd, int kill_r, pid_t c, struct t_report *rep)
 			siginfo_t si2 = {};
 
 			if (rawsys5(SYS_waitid, P_ALL, 0, &si2, WEXITED | WNOHANG | WNOWAIT | __WALL, 0) != -ECHILD)
-				rep->leftovers += corral_kill_all_and_reap(c, &rep->status, &main_done);
+				rep->leftovers += kill_all_and_reap(c, &rep->status, &main_done, rep);
 			break;
 		}
 	}
 	rep->main_done = main_done;
 }
 
-/* K: C's own errors (cwd, execve, set-up) from |err_r|, and the tree's usage. */
+/* K: C's own errors (cwd, execve, set-up) from |err_r| (the tree's usage was added as it was reaped). */
 static void keeper_collect(int err_r, struct t_report *rep)
 {
-	struct rusage ru;
 	int e[2];
 
 	while (k_read(err_r, e, sizeof(e)) == sizeof(e)) {
@@ -551,11 +652,6 @@ static void keeper_collect(int err_r, struct t_report *rep)
 			rep->exec_err = e[1];
 		else
 			rep->start_err = e[1];
-	}
-	if (rawsys2(SYS_getrusage, RUSAGE_CHILDREN, &ru) == 0) {
-		rep->cpu_us = (uint64_t)ru.ru_utime.tv_sec * 1000000 + (uint64_t)ru.ru_utime.tv_usec +
-			      (uint64_t)ru.ru_stime.tv_sec * 1000000 + (uint64_t)ru.ru_stime.tv_usec;
-		rep->maxrss_kb = ru.ru_maxrss;
 	}
 }
 
@@ -683,6 +779,7 @@ int corral_keeper_receive(int ctl, int flags, int kf[T_NFDS], char *buf, size_t 
 struct pair_args {
 	struct k_arena *ar;
 	int info_w, err_w;
+	int null_fd; /* K's /dev/null, its 0, 1 and 2 between calls (K_REUSE), or -1 */
 	pid_t keeper;
 };
 
@@ -705,10 +802,7 @@ static int pair_c(void *arg)
 		;
 	if (r < 0)
 		k_exit(0); /* the session ends */
-	{
-		/* T starts the next spare pair meanwhile. */
-		ssize_t _unused_ n = k_write(ar->taken_w, &p->keeper, sizeof(p->keeper));
-	}
+	idle_take(ar, p->keeper);
 	pe = keeper_parse(ar, m.fds[0], inline_len, &k);
 	m.setup_err = setup ? setup : pe;
 	m.seq = pe ? 0 : k.h.seq;
@@ -724,14 +818,18 @@ static int pair_c(void *arg)
 	if (m.setup_err)
 		k_exit(127);
 	/*
-	 * Neither C nor K needs these any more: out of the shared table now,
-	 * not only at the execve, so no later slip could hand the command the
-	 * control socket that carries every later call's pipes.
+	 * Where K ends with the call, C needs none of these and K none any
+	 * more: out of the shared table now. A K that serves the next call
+	 * keeps them (the table is its own too): the close_range
+	 * CLOSE_RANGE_CLOEXEC before the execve, whose failure refuses the
+	 * command, keeps them from it.
 	 */
-	k_close(a->ctl);
-	k_close(ar->taken_w);
-	k_close(a->took_w);
-	k_close(a->scope_fd);
+	if (!K_REUSE || p->null_fd < 0) {
+		k_close(a->ctl);
+		k_close(ar->taken_w);
+		k_close(a->took_w);
+		k_close(a->scope_fd);
+	}
 	{
 		struct c_args ca = { .ar = ar, .k = &k, .err_w = p->err_w,
 				     .src = { m.fds[1], m.fds[2], m.fds[3] }, .keeper = p->keeper };
@@ -740,20 +838,35 @@ static int pair_c(void *arg)
 	}
 }
 
-/* K of a spare pair, once C has exec'd or ended: the call's fds from C, then as a keeper. */
-static _Noreturn void pair_k(int info_r, const int ep[2], int sfd, pid_t c)
+/*
+ * K of a spare pair, once C has exec'd or ended: the call's fds from C,
+ * then as a keeper. 1: the call was served (reported); -1: C ended
+ * without one (the session ends).
+ */
+static int pair_k(struct k_arena *ar, int info_r, int ep[2], int sfd, int null_fd, pid_t c)
 {
 	struct t_report rep = { .magic = T_MAGIC };
 	struct c_taken m = {};
+	struct pollfd pf = { .fd = ar->a->ctl, .events = POLLIN };
 
 	if (k_read(info_r, &m, sizeof(m)) != (ssize_t)sizeof(m) || m.magic != T_MAGIC) {
 		/* C ended without a call (the session ends): nothing to report, nobody to report to. */
 		rawsys2(SYS_kill, c, SIGKILL);
 		while (k_wait(c, NULL, __WALL) == -EINTR)
 			;
-		k_exit(0);
+		return -1;
 	}
 	k_name("corral-k", m.seq);
+	/*
+	 * No spare left and a call already waiting (sent with this one, so
+	 * maybe before the supervisor's hint could count it): T starts one.
+	 * One that comes later is sent while this one is in flight, and the
+	 * supervisor's hint (call.c) tells T.
+	 */
+	if (K_REUSE && !atomic_load(&g_idle) && k_poll(&pf, 1, false) > 0 && (pf.revents & POLLIN)) {
+		pid_t me = (pid_t)rawsys0(SYS_getpid);
+		ssize_t _unused_ n = k_write(ar->taken_w, &me, sizeof(me));
+	}
 	/*
 	 * C's execve gave it a table of its own: K's copies of the command's
 	 * stdin, stdout and stderr go now, both the received fds and the 0, 1
@@ -765,8 +878,12 @@ static _Noreturn void pair_k(int info_r, const int ep[2], int sfd, pid_t c)
 	for (int i = 0; i < 4; i++)
 		if (m.fds[i] > 2)
 			k_close(m.fds[i]);
-	k_close_range(0, 2, 0);
+	/* Closed, or /dev/null for a K that serves on: a call's fds never land on 0-2 under C's dup3. */
+	for (int i = 0; i < 3; i++)
+		if (null_fd < 0 || rawsys3(SYS_dup3, null_fd, i, 0) < 0)
+			k_close(i);
 	k_close(ep[1]);
+	ep[1] = -1;
 	if (m.setup_err) {
 		rep.start_err = m.setup_err;
 		while (k_wait(c, NULL, __WALL) == -EINTR)
@@ -776,7 +893,9 @@ static _Noreturn void pair_k(int info_r, const int ep[2], int sfd, pid_t c)
 		keeper_collect(ep[0], &rep);
 	}
 	write_report(m.fds[4], &rep);
-	k_exit(0);
+	k_close(m.fds[4]);
+	k_close(m.fds[5]);
+	return 1;
 }
 
 /*
@@ -792,14 +911,14 @@ static _Noreturn void pair_k(int info_r, const int ep[2], int sfd, pid_t c)
  * Unix-socket mediation). The kernel clears |c_alive| and wakes its futex
  * when C's execve (or end) leaves that memory (CLONE_CHILD_CLEARTID): K
  * sleeps on it until then, as a vfork parent would, and touches neither
- * memory nor table before. Returns only when C cannot be started (K then
- * takes the call itself).
+ * memory nor table before. Returns pair_k's 1 or -1, or 0 when C cannot
+ * be started (K then takes the call itself).
  */
-static void spare_pair(struct k_arena *ar)
+static int spare_pair(struct k_arena *ar, int null_fd)
 {
-	int ep[2] = { -1, -1 }, ip[2] = { -1, -1 }, sfd = -1;
+	int ep[2] = { -1, -1 }, ip[2] = { -1, -1 }, sfd = -1, r = 0;
 	volatile int c_alive = 1;
-	struct pair_args p = { .ar = ar, .keeper = (pid_t)rawsys0(SYS_getpid) };
+	struct pair_args p = { .ar = ar, .null_fd = null_fd, .keeper = (pid_t)rawsys0(SYS_getpid) };
 	pid_t c = -1;
 
 	if (rawsys2(SYS_pipe2, ep, O_CLOEXEC) == 0 && rawsys2(SYS_pipe2, ip, O_CLOEXEC | O_NONBLOCK) == 0 &&
@@ -809,26 +928,28 @@ static void spare_pair(struct k_arena *ar)
 		c = clone(pair_c, c_stack_top(ar), CLONE_VM | CLONE_FILES | CLONE_CHILD_CLEARTID | SIGCHLD, &p, NULL,
 			  NULL, &c_alive);
 	}
-	if (c < 0) {
-		for (int i = 0; i < 2; i++) {
-			k_close(ep[i]);
-			k_close(ip[i]);
-		}
-		k_close(sfd);
-		return;
+	if (c >= 0) {
+		/* FUTEX_WAIT fails only once c_alive is 0 (or on a signal, blocked). */
+		while (c_alive)
+			rawsys6(SYS_futex, (long)&c_alive, FUTEX_WAIT, 1, 0, 0, 0);
+		r = pair_k(ar, ip[0], ep, sfd, null_fd, c);
 	}
-	/* FUTEX_WAIT fails only once c_alive is 0 (or on a signal, blocked). */
-	while (c_alive)
-		rawsys6(SYS_futex, (long)&c_alive, FUTEX_WAIT, 1, 0, 0, 0);
-	pair_k(ip[0], ep, sfd, c);
+	for (int i = 0; i < 2; i++) {
+		k_close(ep[i]);
+		k_close(ip[i]);
+	}
+	k_close(sfd);
+	return r;
 }
 
 /*
  * K's start, on its arena's stack. A spare ("corral-s<n>", its own steps
- * done) becomes a spare pair (spare_pair); where it cannot, it takes the
- * next call off the control socket itself, tells T (its pid on taken_w:
- * T starts the next spare meanwhile) and runs it as a keeper. Otherwise
- * (T had no spare) K runs the call T received for it.
+ * done) becomes a spare pair (spare_pair), and after each call a new one
+ * with a new number, for as long as it is the only spare left
+ * (idle_again). Where it cannot start a pair, it takes the next call off
+ * the control socket itself (telling T as a pair's C would) and runs it
+ * as a keeper. Otherwise (T had no spare) K runs the call T received for
+ * it.
  */
 static int keeper_main(void *arg)
 {
@@ -842,17 +963,31 @@ static int keeper_main(void *arg)
 		k_close(a->took_w);
 		keeper(ar, ar->kf, ar->inline_len, e);
 	}
+	if (!e) {
+		/* T's stdio is /dev/null: K's copy of it keeps 0-2 taken between calls. */
+		int null_fd = K_REUSE ? (int)rawsys3(SYS_fcntl, 0, F_DUPFD_CLOEXEC, 3) : -1;
+
+		for (;;) {
+			k_name("corral-s", ar->spare);
+			r = spare_pair(ar, null_fd < 0 ? -1 : null_fd);
+			if (r < 0)
+				k_exit(0); /* the session ends */
+			if (r == 0)
+				break;
+			if (null_fd < 0 || !idle_again(ar))
+				k_exit(0);
+			k_reset(ar);
+			ar->spare = corral_keeper_spare_no();
+		}
+		k_close(null_fd);
+	}
 	k_name("corral-s", ar->spare);
-	if (!e)
-		spare_pair(ar);
 	k_close(a->took_w);
 	while ((r = corral_keeper_receive(a->ctl, 0, ar->kf, ar->inline_buf, &ar->inline_len)) == 0)
 		;
 	if (r < 0)
 		k_exit(0); /* the session ends */
-	{
-		ssize_t _unused_ n = k_write(ar->taken_w, &me, sizeof(me));
-	}
+	idle_take(ar, me);
 	k_close(ar->taken_w);
 	k_close(a->ctl);
 	keeper(ar, ar->kf, ar->inline_len, e);
@@ -861,9 +996,19 @@ static int keeper_main(void *arg)
 pid_t corral_keeper_start(struct k_arena *ar)
 {
 	/* In T's memory where every system call of K's and C's leaves errno alone (see the top of this file). */
-	int flags = (RAWSYS_INLINE ? CLONE_VM : 0) | SIGCHLD;
-	pid_t k = clone(keeper_main, k_stack_top(ar), flags, ar);
+	int flags = (RAWSYS_INLINE ? CLONE_VM : 0) | SIGCHLD, e;
+	pid_t k;
 
+	if (ar->spare) {
+		atomic_store(&ar->idle, 1);
+		atomic_fetch_add(&g_idle, 1);
+	}
+	k = clone(keeper_main, k_stack_top(ar), flags, ar);
+	e = errno;
 	ar->pid = k;
-	return k < 0 ? -errno : k;
+	if (k < 0) {
+		corral_keeper_gone(ar);
+		return -e;
+	}
+	return k;
 }

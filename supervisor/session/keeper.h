@@ -17,6 +17,7 @@
 struct t_args {
 	int ctl, scope_fd, root_fd;
 	int took_w; /* to the supervisor: which spare took which call (struct t_took) */
+	int hint_r; /* from the supervisor: a byte for each call sent while others were in flight */
 	pid_t parent;
 };
 
@@ -34,6 +35,7 @@ struct t_args {
 struct k_arena {
 	struct k_arena *next; /* T's lists */
 	pid_t pid;            /* K, from its start to its reaping */
+	_Atomic int idle;     /* K is a spare waiting for a call (counted in corral_keeper_idle) */
 	/* What K starts with (set by T): */
 	const struct t_args *a;
 	pid_t template_pid;
@@ -55,8 +57,14 @@ void corral_keeper_init(int ll_flags);
 struct k_arena *corral_arena_get(void);
 /* Back to the pool: its extras unmapped. */
 void corral_arena_put(struct k_arena *ar);
-/* Start K on |ar| (its start fields set). K's pid (also in ar->pid), or -errno. */
+/* Start K on |ar| (its start fields set; a spare counted idle). K's pid (also in ar->pid), or -errno. */
 pid_t corral_keeper_start(struct k_arena *ar);
+/* T reaped the K of |ar|: no longer counted idle. */
+void corral_keeper_gone(struct k_arena *ar);
+/* How many spares wait for a call now (T starts one when none does and a call waits). */
+int corral_keeper_idle(void);
+/* A new spare's number ("corral-s<n>"). */
+uint64_t corral_keeper_spare_no(void);
 /*
  * Receive one call from |ctl| into |kf| (kf[0] the memfd, or -1 with the
  * data in |buf|, T_INLINE_MAX bytes, *|inline_len| of them). 1: a call;

@@ -1745,7 +1745,7 @@ _public_ int corral_session_new(const struct corral_policy *p, const struct corr
 	s->max_calls = o.max_calls ? o.max_calls : DEFAULT_MAX_CALLS;
 	s->audit_fd = -1;
 	s->t.pid = -1;
-	s->t.ctl = s->t.pidfd = s->t.devnull = s->t.un_stop = -1;
+	s->t.ctl = s->t.pidfd = s->t.devnull = s->t.un_stop = s->t.took_r = s->t.hint_w = -1;
 	s->bash = access("/bin/bash", X_OK) == 0 ? "/bin/bash" : NULL;
 	random_hex(s->session_id, 16);
 	r = session_sandbox(s, p, err);

@@ -113,27 +113,39 @@ static pid_t start_keeper(const struct t_args *a, struct k_arena *ar)
 	return k;
 }
 
-/* |pid| was reaped: its arena, if it was a keeper, back to the pool. */
-static void keeper_reaped(pid_t pid)
+/* |pid| was reaped: its arena, if it was a keeper, back to the pool. True for a keeper. */
+static bool keeper_reaped(pid_t pid)
 {
 	for (struct k_arena **p = &g_busy; *p; p = &(*p)->next)
 		if ((*p)->pid == pid) {
 			struct k_arena *ar = *p;
 
 			*p = ar->next;
+			corral_keeper_gone(ar);
 			corral_arena_put(ar);
+			return true;
+		}
+	return false;
+}
+
+/* The spare whose K is |pid| took a call and no spare is left (keeper.c idle_take). */
+static void keeper_took(pid_t pid)
+{
+	for (struct k_arena *ar = g_busy; ar; ar = ar->next)
+		if (ar->pid == pid) {
+			corral_keeper_gone(ar);
 			return;
 		}
 }
 
-/* A spare keeper, started ahead of the next call (keeper.c). Its pid, or -1. */
-static pid_t spawn_spare(const struct t_args *a, int taken_w, uint64_t spare)
+/* A spare keeper (keeper.c), for the next call. Its pid, or -1. */
+static pid_t spawn_spare(const struct t_args *a, int taken_w)
 {
 	struct k_arena *ar = corral_arena_get();
 
 	if (!ar)
 		return -1;
-	ar->spare = spare;
+	ar->spare = corral_keeper_spare_no();
 	ar->taken_w = taken_w;
 	return start_keeper(a, ar) < 0 ? -1 : ar->pid;
 }
@@ -174,20 +186,20 @@ static bool serve_one(const struct t_args *a)
 static int template_main(const struct corral_child *c, void *arg)
 {
 	const struct t_args *a = arg;
-	int keep[4] = { a->root_fd, a->scope_fd, a->ctl, a->took_w }, sfd, taken[2];
-	uint64_t spares = 0;
-	pid_t spare;
+	int keep[5] = { a->root_fd, a->scope_fd, a->ctl, a->took_w, a->hint_r }, sfd, taken[2];
+	unsigned want = 0;
+	bool serving = false;
 	sigset_t ss;
 
 	/* Sorted for close_except. */
-	for (int i = 0; i < 4; i++)
-		for (int j = i + 1; j < 4; j++)
+	for (int i = 0; i < 5; i++)
+		for (int j = i + 1; j < 5; j++)
 			if (keep[j] < keep[i]) {
 				int x = keep[i];
 				keep[i] = keep[j];
 				keep[j] = x;
 			}
-	close_except(keep, 4);
+	close_except(keep, 5);
 	sigfillset(&ss);
 	sigprocmask(SIG_BLOCK, &ss, NULL);
 	if (prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) < 0 || getppid() != a->parent)
@@ -203,35 +215,54 @@ static int template_main(const struct corral_child *c, void *arg)
 	sfd = signalfd(-1, &ss, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sfd < 0 || pipe2(taken, O_CLOEXEC | O_NONBLOCK) < 0 || send(a->ctl, "R", 1, MSG_NOSIGNAL) != 1)
 		goto die;
-	spare = spawn_spare(a, taken[1], ++spares);
+	want = 1;
 	for (;;) {
-		/* With a spare the calls are its: T only watches for the session's end (POLLHUP). */
-		struct pollfd pf[3] = { { .fd = a->ctl, .events = spare > 0 ? 0 : POLLIN }, { .fd = sfd, .events = POLLIN },
-					{ .fd = taken[0], .events = POLLIN } };
+		/*
+		 * While a spare waits, the calls are its (a keeper waits again
+		 * after its call when no other spare does): T sleeps, watching for
+		 * the session's end (POLLHUP). It starts a spare at the start, for
+		 * each call the supervisor sent while others were in flight (a
+		 * byte on hint_r) that no waiting spare can take, and when a
+		 * keeper ends and none waits. Where none could be started (the
+		 * processes limit), T serves the calls itself (serve_one).
+		 */
+		struct pollfd pf[4] = { { .fd = a->ctl, .events = serving ? POLLIN : 0 }, { .fd = sfd, .events = POLLIN },
+					{ .fd = taken[0], .events = POLLIN }, { .fd = a->hint_r, .events = POLLIN } };
 		struct signalfd_siginfo si;
 		bool stop = false;
+		char hints[64];
+		ssize_t n;
 		pid_t w;
 
-		if (poll(pf, 3, -1) < 0 && errno != EINTR)
+		if (want == 0 && poll(pf, 4, -1) < 0 && errno != EINTR)
 			break;
 		while (read(sfd, &si, sizeof(si)) == sizeof(si))
 			if (si.ssi_signo != SIGCHLD)
 				stop = true;
 		/* K processes, and orphans whose K died: reaped here, nothing reported. */
-		while ((w = waitpid(-1, NULL, WNOHANG | __WALL)) > 0) {
-			keeper_reaped(w);
-			if (w == spare)
-				spare = -1;
+		while ((w = waitpid(-1, NULL, WNOHANG | __WALL)) > 0)
+			if (keeper_reaped(w) && !corral_keeper_idle() && !want)
+				want = 1;
+		/* A spare took a call and none is left (a fork of T), or one with a call waiting (keeper.c pair_k). */
+		while (read(taken[0], &w, sizeof(w)) == sizeof(w)) {
+			keeper_took(w);
+			if (!corral_keeper_idle() && !want)
+				want = 1;
 		}
-		while (read(taken[0], &w, sizeof(w)) == sizeof(w))
-			if (w == spare)
-				spare = -1;
-		if (stop || (spare > 0 && (pf[0].revents & (POLLHUP | POLLERR))))
+		while ((n = read(a->hint_r, hints, sizeof(hints))) > 0)
+			want += (unsigned)n;
+		if (stop || (pf[0].revents & (POLLHUP | POLLERR)))
 			break;
-		if (spare < 0)
-			spare = spawn_spare(a, taken[1], ++spares);
-		/* No spare (the processes limit is reached): T forks a keeper per call, or answers the error. */
-		if (spare < 0 && (pf[0].revents & (POLLIN | POLLHUP | POLLERR)) && !serve_one(a))
+		/* One spare for each call that may find none waiting, less those that wait. */
+		while (want > (unsigned)corral_keeper_idle()) {
+			if (spawn_spare(a, taken[1]) < 0) {
+				serving = true;
+				break;
+			}
+			serving = false;
+		}
+		want = 0;
+		if (serving && (pf[0].revents & POLLIN) && !corral_keeper_idle() && !serve_one(a))
 			break;
 	}
 die:
@@ -372,8 +403,8 @@ static int spawn_template(struct corral_template *t, struct corral_child *c)
 
 int corral_template_start(struct corral_template *t, struct corral_sandbox *sb, struct corral_error *err)
 {
-	_cleanup_close_ int scope = -1, devw = -1, took_w = -1;
-	int sv[2] = { -1, -1 }, ep[2] = { -1, -1 }, tk[2] = { -1, -1 }, r, abi;
+	_cleanup_close_ int scope = -1, devw = -1, took_w = -1, hint_r = -1;
+	int sv[2] = { -1, -1 }, ep[2] = { -1, -1 }, tk[2] = { -1, -1 }, hp[2] = { -1, -1 }, r, abi;
 	struct t_args a;
 	struct corral_child c;
 
@@ -385,7 +416,7 @@ int corral_template_start(struct corral_template *t, struct corral_sandbox *sb, 
 	t->route_arg = route_arg;
 	t->sb = sb;
 	t->pid = -1;
-	t->pidfd = t->ctl = t->devnull = t->un_stop = t->took_r = -1;
+	t->pidfd = t->ctl = t->devnull = t->un_stop = t->took_r = t->hint_w = -1;
 	pthread_mutex_init(&t->took_lock, NULL);
 	t->run.ruleset_fd = t->run.tmp_fd = t->run.un_parent = t->run.un_child = t->run.cwd_fd = -1;
 	for (int i = 0; i < CORRAL_CG_MAX; i++)
@@ -418,21 +449,23 @@ int corral_template_start(struct corral_template *t, struct corral_sandbox *sb, 
 	t->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	devw = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (t->devnull < 0 || devw < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0 ||
-	    pipe2(ep, O_CLOEXEC) < 0 || pipe2(tk, O_CLOEXEC | O_NONBLOCK) < 0) {
+	    pipe2(ep, O_CLOEXEC) < 0 || pipe2(tk, O_CLOEXEC | O_NONBLOCK) < 0 || pipe2(hp, O_CLOEXEC | O_NONBLOCK) < 0) {
 		r = corral_err(err, CORRAL_E_SETUP, errno, "session: %s", corral_strerror(errno));
 		goto fail;
 	}
 	t->ctl = sv[0];
 	t->took_r = tk[0];
 	took_w = tk[1];
+	hint_r = hp[0];
+	t->hint_w = hp[1];
 	t->pidns = sb->procns.mode != CORRAL_PROCNS_OFF;
 	/* In its own PID namespace the template is pid 1: its parent is outside (getppid() says 0). */
 	a = (struct t_args){ .ctl = sv[1], .scope_fd = scope, .root_fd = sb->root_fd, .took_w = took_w,
-			     .parent = t->pidns ? 0 : getpid() };
+			     .hint_r = hint_r, .parent = t->pidns ? 0 : getpid() };
 	c = (struct corral_child){
 		.sb = sb, .run = &t->run, .fd_in = devw, .fd_out = devw, .fd_err = devw, .err_w = ep[1],
 		.reset_mask = true, .parent = getpid(), .after_confine = template_main, .after_arg = &a,
-		.after_fds = { sv[1], scope, took_w },
+		.after_fds = { sv[1], scope, took_w, hint_r },
 	};
 	r = spawn_template(t, &c);
 	safe_close(sv[1]);
@@ -498,6 +531,7 @@ void corral_template_stop(struct corral_template *t)
 	t->devnull = safe_close(t->devnull);
 	pthread_mutex_lock(&t->took_lock); /* the egress proxy may still ask corral_template_call_of */
 	t->took_r = safe_close(t->took_r);
+	t->hint_w = safe_close(t->hint_w);
 	while (t->n_pool)
 		for (int i = 0, *p = t->pool[--t->n_pool]; i < 8; i++)
 			close(p[i]);

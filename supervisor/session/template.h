@@ -8,6 +8,7 @@
 #define CORRAL_SESSION_TEMPLATE_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -46,6 +47,9 @@ struct corral_template {
 	 * and at each call's end, which forgets the call's own).
 	 */
 	int took_r;
+	/* Calls sent and not yet reported; a call sent while others are, a byte on |hint_w| (call.c). */
+	_Atomic unsigned inflight;
+	int hint_w;
 	/*
 	 * Pipe sets made ahead of the calls (each call's stdout, stderr,
 	 * report and kill pipes: 8 fds), so none is made on a call's path;

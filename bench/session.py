@@ -8,8 +8,8 @@ Interleaved, from one Python process holding one `corral session`:
   exec ["/bin/true"]  vs  subprocess.run(["/bin/true"])
   bash "true"         vs  subprocess.run(["bash", "-c", "true"])
   session start (spawn to first answer)  vs  `corral run -- /bin/true`
-then the idle resident memory of the session's processes (RSS, each address
-space once, and PSS),
+then the idle resident memory of the session's processes (RSS and PSS, each
+address space once: a keeper shares the template's),
 and 1000 sequential calls checked for leaks (supervisor fds, processes,
 the session tmp's entries). Prints a table; never asserts timings.
 --against PATH: a second corral (another build) held in a session of its
@@ -116,7 +116,7 @@ def main():
     res["idle_processes"] = len(pids)
     res["idle_address_spaces"] = len(distinct_vm(pids))
     res["idle_rss_kb"] = sum(mem_kb(p, "VmRSS") for p in distinct_vm(pids))
-    res["idle_pss_kb"] = sum(mem_kb(p, "Pss") for p in pids)
+    res["idle_pss_kb"] = sum(mem_kb(p, "Pss") for p in distinct_vm(pids))
 
     # 1000 calls leak nothing: supervisor fds, processes, tmp entries.
     tmp = s.call("bash", command="echo $TMPDIR").get("stdout", "").strip()

@@ -1,23 +1,25 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The session's template process and the calls it forks.
+ * The session's template process T (its keepers and commands: keeper.c).
  *
  * The template is a fork of the supervisor that runs every confinement
  * step of a run once (corral_child_main: process group, cgroups, network
  * namespace, identity and capabilities, no_new_privs, Landlock, seccomp
  * with the Unix-socket mediation) and then, instead of execve, serves
  * requests on a SOCK_SEQPACKET socket. Each request carries its command
- * in the message (a memfd beyond 56 KiB) and its pipes as SCM_RIGHTS. The template forks one "keeper"
- * process K per call, ahead of it; K starts the command C (ahead of the
- * call too: a spare pair, see spare_pair). Three Landlock domains with
- * LANDLOCK_SCOPE_SIGNAL (and abstract Unix sockets scoped) nest:
+ * in the message (a memfd beyond 56 KiB) and its pipes as SCM_RIGHTS. A
+ * "keeper" process K serves one call at a time and starts its command C
+ * ahead of it (a spare pair: keeper.c); T starts keepers as the calls
+ * need them and a keeper serves call after call while it is the only
+ * spare. Three Landlock domains with LANDLOCK_SCOPE_SIGNAL (and abstract
+ * Unix sockets scoped) nest:
  *
  *   template T (the session's ruleset)  >  K's domain A  >  C's domain B
  *
  * Landlock lets a process signal or ptrace only processes of its own
  * domain or of domains nested in it. So C's tree (domain B and below)
  * cannot signal, ptrace or read the memory of K, T, the supervisor or any
- * sibling call (each call has its own A and B); `kill -9 -1` in C reaches
+ * sibling call (each call has its own B, each running call its own A); `kill -9 -1` in C reaches
  * exactly C's own tree. K, the only process of A, is a child subreaper:
  * C's orphans come to it, and its kill(-1) reaches exactly B and below,
  * however the command left its process group (setsid, double fork). T's
@@ -33,11 +35,9 @@
  *
  * T, K and C are forks of a possibly multithreaded library caller: T is a
  * glibc fork(), or (proc "private") a raw clone into its own PID
- * namespace, and K and C raw clones of the single-threaded T, with no
- * atfork handlers of the caller's. K and C take memory from mmap, never
- * from malloc, whose locks another thread may have held at the clone. C
- * shares K's memory and fd table until its execve, and K touches neither
- * before then (it sleeps on the CLONE_CHILD_CLEARTID futex).
+ * namespace, and K and C raw clones of the single-threaded T in its
+ * memory, with no atfork handlers of the caller's (keeper.c says what
+ * they may and may not do there).
  */
 #include <fcntl.h>
 #include <inttypes.h>

@@ -9,6 +9,7 @@ through tests/as-nobody.sh, as nobody.
 """
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -78,6 +79,7 @@ def main():
         run_procns(root)
         run_denials(base, root)
         run_held_stdout(root)
+        run_reuse(root)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     report()
@@ -827,6 +829,46 @@ def run_held_stdout(root):
     s.call("job_kill", job="holder")
     s.close()
     os.unlink(os.path.join(root, "held.sock"))
+
+
+def run_reuse(root):
+    # Sequential calls are served by one keeper that waits again after each call: nothing of one call
+    # may reach the next, and a background job must not hold the next calls back (a new keeper serves them).
+    s = Session(CORRAL, root)
+    mark = str(random.randint(100000, 999999))  # the sleeps' own argument: no other process's
+    r = s.call("bash", command="(setsid sleep %s >/dev/null 2>&1 &); sleep %s >/dev/null 2>&1 & "
+                                "ulimit -n 64; trap '' TERM; echo left" % (mark, mark))
+    check("reuse: a call that leaves two processes behind reports them killed", r.get("leftovers_killed") == 2, r)
+    r = s.call("exec", argv=["/bin/sh", "-c", "ulimit -n; ps -eo args= | grep -c '^sleep %s$'" % mark])
+    check("reuse: the next call finds none of them, and its own open-files limit (control: it ran)",
+          r.get("exit_status") == 1 and r.get("stdout", "").split() == ["1024", "0"], r)
+    r1 = s.call("exec", argv=["/bin/sh", "-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"])
+    r2 = s.call("exec", argv=["/bin/true"])
+    check("reuse: usage is each call's own (a CPU-bound call, then true)",
+          r1.get("cpu_ms", 0) > 50 and r2.get("cpu_ms", 1e9) < 30, (r1.get("cpu_ms"), r2.get("cpu_ms")))
+    # Control for the timing below: the job does run meanwhile.
+    s.send({"id": "bgjob", "tool": "bash", "command": "sleep 20", "background": True})
+    s.wait("bgjob", kinds=("started",))
+    t0 = time.monotonic()
+    ok = 0
+    for i in range(5):
+        ok += s.call("exec", argv=["/bin/echo", str(i)]).get("stdout") == "%d\n" % i
+    for i in range(8):
+        s.send({"id": "par%d" % i, "tool": "exec", "argv": ["/bin/sleep", "0.5"]})
+    par = [s.wait("par%d" % i).get("exit_status") for i in range(8)]
+    took = time.monotonic() - t0
+    st = s.call("status")
+    check("reuse: calls while a background job runs are not queued behind it (5 sequential, then 8 at once)",
+          ok == 5 and par == [0] * 8 and took < 8 and "bgjob" in st.get("running", []), (ok, par, took, st))
+    r = s.call("job_kill", job="bgjob")
+    check("reuse: the background job ends by job_kill (control)", r.get("ended_by") == "cancelled", r)
+    # bash is handed the user's passwd SHELL, un-exported: $SHELL as bash would set it, none for its children.
+    r = s.call("bash", command="echo \"$SHELL\"; env | grep -c '^SHELL=' || true")
+    out = r.get("stdout", "").split("\n")
+    check("bash: $SHELL is set, not exported", out[0].startswith("/") and out[1] == "0", r)
+    r = s.call("bash", command="env | grep '^SHELL='", env={"SHELL": "/bin/own"})
+    check("bash: a call's own SHELL is exported as given (control)", r.get("stdout") == "SHELL=/bin/own\n", r)
+    s.close()
 
 
 if __name__ == "__main__":

@@ -410,9 +410,9 @@ static void x_done(struct x_call *x)
 
 static void x_free(struct x_call *x)
 {
-	x_done(x);
 	if (!x)
 		return;
+	x_done(x);
 	corral_stream_free(&x->cap[0]);
 	corral_stream_free(&x->cap[1]);
 	for (int i = 0; i < 2; i++) {

@@ -227,14 +227,14 @@ struct k_arena *corral_arena_get(void)
 	return ar;
 }
 
-void corral_arena_put(struct k_arena *ar)
+void corral_arena_put(struct k_arena *ar, bool reuse)
 {
 	for (int i = 0; i < K_EXTRA; i++)
 		if (ar->extra[i]) {
 			munmap(ar->extra[i], ar->extra_len[i]);
 			ar->extra[i] = NULL;
 		}
-	if (g_n_free >= K_POOL) {
+	if (!reuse || g_n_free >= K_POOL) {
 		munmap(ar, K_MAP);
 		return;
 	}
@@ -326,7 +326,27 @@ void corral_keeper_gone(struct k_arena *ar)
  */
 static void idle_take(struct k_arena *ar, pid_t keeper)
 {
-	if (atomic_exchange(&ar->idle, 0) && idle_dec() == 0 && !K_REUSE) {
+	if (!atomic_exchange(&ar->idle, 0))
+		return;
+	if (K_REUSE) {
+		idle_dec();
+	} else {
+		/* Each spare's own copy of the count: T keeps the real one, from this (keeper_took). */
+		ssize_t _unused_ n = k_write(ar->taken_w, &keeper, sizeof(keeper));
+	}
+}
+
+/*
+ * K took a call: with no spare left and another call already queued
+ * (sent with this one, so maybe before the supervisor's hint could count
+ * it), T hears of it and starts one. A call that comes later is sent
+ * while this one is in flight, and the supervisor's hint (call.c) tells T.
+ */
+static void tell_if_queued(struct k_arena *ar, pid_t keeper)
+{
+	struct pollfd pf = { .fd = ar->a->ctl, .events = POLLIN };
+
+	if (K_REUSE && !atomic_load(&g_idle) && k_poll(&pf, 1, false) > 0 && (pf.revents & POLLIN)) {
 		ssize_t _unused_ n = k_write(ar->taken_w, &keeper, sizeof(keeper));
 	}
 }
@@ -346,6 +366,18 @@ static bool idle_again(struct k_arena *ar)
 		return true;
 	atomic_store(&ar->idle, 0);
 	return false;
+}
+
+/*
+ * No child of K's is left, so no process of the last call's (each has an
+ * ancestor among them: K is their subreaper). Where keeper_wait could not
+ * make sure of that (a failed poll), K ends instead of waiting again.
+ */
+static bool nothing_left(void)
+{
+	siginfo_t si = {};
+
+	return rawsys5(SYS_waitid, P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT | __WALL, 0) == -ECHILD;
 }
 
 /* Between two calls of a K: its scratch and its extra mappings back. */
@@ -847,7 +879,6 @@ static int pair_k(struct k_arena *ar, int info_r, int ep[2], int sfd, int null_f
 {
 	struct t_report rep = { .magic = T_MAGIC };
 	struct c_taken m = {};
-	struct pollfd pf = { .fd = ar->a->ctl, .events = POLLIN };
 
 	if (k_read(info_r, &m, sizeof(m)) != (ssize_t)sizeof(m) || m.magic != T_MAGIC) {
 		/* C ended without a call (the session ends): nothing to report, nobody to report to. */
@@ -857,16 +888,7 @@ static int pair_k(struct k_arena *ar, int info_r, int ep[2], int sfd, int null_f
 		return -1;
 	}
 	k_name("corral-k", m.seq);
-	/*
-	 * No spare left and a call already waiting (sent with this one, so
-	 * maybe before the supervisor's hint could count it): T starts one.
-	 * One that comes later is sent while this one is in flight, and the
-	 * supervisor's hint (call.c) tells T.
-	 */
-	if (K_REUSE && !atomic_load(&g_idle) && k_poll(&pf, 1, false) > 0 && (pf.revents & POLLIN)) {
-		pid_t me = (pid_t)rawsys0(SYS_getpid);
-		ssize_t _unused_ n = k_write(ar->taken_w, &me, sizeof(me));
-	}
+	tell_if_queued(ar, (pid_t)rawsys0(SYS_getpid));
 	/*
 	 * C's execve gave it a table of its own: K's copies of the command's
 	 * stdin, stdout and stderr go now, both the received fds and the 0, 1
@@ -974,7 +996,7 @@ static int keeper_main(void *arg)
 				k_exit(0); /* the session ends */
 			if (r == 0)
 				break;
-			if (null_fd < 0 || !idle_again(ar))
+			if (null_fd < 0 || !nothing_left() || !idle_again(ar))
 				k_exit(0);
 			k_reset(ar);
 			ar->spare = corral_keeper_spare_no();
@@ -988,6 +1010,7 @@ static int keeper_main(void *arg)
 	if (r < 0)
 		k_exit(0); /* the session ends */
 	idle_take(ar, me);
+	tell_if_queued(ar, me);
 	k_close(ar->taken_w);
 	k_close(a->ctl);
 	keeper(ar, ar->kf, ar->inline_len, e);

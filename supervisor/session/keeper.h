@@ -55,8 +55,12 @@ struct k_arena {
 void corral_keeper_init(int ll_flags);
 /* An arena (zeroed but for its buffers), or NULL. */
 struct k_arena *corral_arena_get(void);
-/* Back to the pool: its extras unmapped. */
-void corral_arena_put(struct k_arena *ar);
+/*
+ * Back to the pool (|reuse|), or unmapped: a K killed by a signal may
+ * have left a C still to exit, and its kernel-written CLONE_CHILD_CLEARTID
+ * word must not land in a new K's stack. Its extras unmapped either way.
+ */
+void corral_arena_put(struct k_arena *ar, bool reuse);
 /* Start K on |ar| (its start fields set; a spare counted idle). K's pid (also in ar->pid), or -errno. */
 pid_t corral_keeper_start(struct k_arena *ar);
 /* T reaped the K of |ar|: no longer counted idle. */

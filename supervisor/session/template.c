@@ -105,7 +105,7 @@ static pid_t start_keeper(const struct t_args *a, struct k_arena *ar)
 	ar->template_pid = getpid();
 	k = corral_keeper_start(ar);
 	if (k < 0) {
-		corral_arena_put(ar);
+		corral_arena_put(ar, true);
 		return k;
 	}
 	ar->next = g_busy;
@@ -113,8 +113,8 @@ static pid_t start_keeper(const struct t_args *a, struct k_arena *ar)
 	return k;
 }
 
-/* |pid| was reaped: its arena, if it was a keeper, back to the pool. True for a keeper. */
-static bool keeper_reaped(pid_t pid)
+/* |pid| was reaped (|status|): its arena, if it was a keeper, back to the pool. True for a keeper. */
+static bool keeper_reaped(pid_t pid, int status)
 {
 	for (struct k_arena **p = &g_busy; *p; p = &(*p)->next)
 		if ((*p)->pid == pid) {
@@ -122,7 +122,7 @@ static bool keeper_reaped(pid_t pid)
 
 			*p = ar->next;
 			corral_keeper_gone(ar);
-			corral_arena_put(ar);
+			corral_arena_put(ar, !WIFSIGNALED(status));
 			return true;
 		}
 	return false;
@@ -166,7 +166,7 @@ static bool serve_one(const struct t_args *a)
 
 	if (r <= 0) {
 		if (ar)
-			corral_arena_put(ar);
+			corral_arena_put(ar, true);
 		return r == 0;
 	}
 	if (ar) {
@@ -233,6 +233,7 @@ static int template_main(const struct corral_child *c, void *arg)
 		char hints[64];
 		ssize_t n;
 		pid_t w;
+		int st;
 
 		if (want == 0 && poll(pf, 4, -1) < 0 && errno != EINTR)
 			break;
@@ -240,8 +241,8 @@ static int template_main(const struct corral_child *c, void *arg)
 			if (si.ssi_signo != SIGCHLD)
 				stop = true;
 		/* K processes, and orphans whose K died: reaped here, nothing reported. */
-		while ((w = waitpid(-1, NULL, WNOHANG | __WALL)) > 0)
-			if (keeper_reaped(w) && !corral_keeper_idle() && !want)
+		while ((w = waitpid(-1, &st, WNOHANG | __WALL)) > 0)
+			if (keeper_reaped(w, st) && !corral_keeper_idle() && !want)
 				want = 1;
 		/* A spare took a call and none is left (a fork of T), or one with a call waiting (keeper.c pair_k). */
 		while (read(taken[0], &w, sizeof(w)) == sizeof(w)) {

@@ -208,6 +208,35 @@ const struct corral_sc_rule corral_sc_rules[] = {
 	 */
 	{ "prlimit64", CORRAL_SC_BOTH_NONZERO, 0, { 2 }, 1, EPERM, ALL, CORRAL_P_SECCOMP_DENY_TABLE,
 	  "setting another process's limits (pid != 0 and a new limit): the supervisor's, or any process of the uid's" },
+
+	/*
+	 * Another process's scheduling: its nice value, I/O priority, CPU
+	 * affinity, policy (SCHED_IDLE) and deadline parameters. Landlock does
+	 * not scope these either, and the kernel lets a process change them for
+	 * any process of its own uid: a session's template and keepers (every
+	 * later call inherits what they carry), or any process of the user's
+	 * when corral runs unprivileged. Refused unless the target is the
+	 * caller (pid or who 0; nice(), taskset CMD and chrt CMD are that),
+	 * its own process group (setpriority, ioprio_set with who 0) being the
+	 * command's own too; "every process of the uid" (PRIO_USER,
+	 * IOPRIO_WHO_USER) is refused whoever it names.
+	 */
+	{ "setpriority", CORRAL_SC_NONZERO, 1, { 0 }, 0, EPERM, ALL, CORRAL_P_SECCOMP_DENY_TABLE,
+	  "another process's nice value (who != 0)" },
+	{ "setpriority", CORRAL_SC_LOW32_EQ, 0, { 2 /* PRIO_USER */ }, 1, EPERM, ALL, CORRAL_P_SECCOMP_DENY_TABLE,
+	  "the nice value of every process of a uid (PRIO_USER)" },
+	{ "ioprio_set", CORRAL_SC_NONZERO, 1, { 0 }, 0, EPERM, ALL, CORRAL_P_SECCOMP_DENY_TABLE,
+	  "another process's I/O priority (who != 0)" },
+	{ "ioprio_set", CORRAL_SC_LOW32_EQ, 0, { 3 /* IOPRIO_WHO_USER */ }, 1, EPERM, ALL, CORRAL_P_SECCOMP_DENY_TABLE,
+	  "the I/O priority of every process of a uid (IOPRIO_WHO_USER)" },
+	{ "sched_setaffinity", CORRAL_SC_NONZERO, 0, { 0 }, 0, EPERM, ALL, CORRAL_P_SECCOMP_DENY_TABLE,
+	  "another process's CPU affinity (pid != 0)" },
+	{ "sched_setscheduler", CORRAL_SC_NONZERO, 0, { 0 }, 0, EPERM, ALL, CORRAL_P_SECCOMP_DENY_TABLE,
+	  "another process's scheduling policy (pid != 0)" },
+	{ "sched_setparam", CORRAL_SC_NONZERO, 0, { 0 }, 0, EPERM, ALL, CORRAL_P_SECCOMP_DENY_TABLE,
+	  "another process's scheduling parameters (pid != 0)" },
+	{ "sched_setattr", CORRAL_SC_NONZERO, 0, { 0 }, 0, EPERM, ALL, CORRAL_P_SECCOMP_DENY_TABLE,
+	  "another process's scheduling attributes (pid != 0)" },
 };
 
 const size_t corral_sc_rules_len = sizeof(corral_sc_rules) / sizeof(corral_sc_rules[0]);

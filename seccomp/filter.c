@@ -141,6 +141,9 @@ static int add_rule(scmp_filter_ctx ctx, const struct corral_sc_rule *r, uint32_
 		}
 		c = SCMP_CMP(r->arg, SCMP_CMP_GT, 0xffffffffULL);
 		return add_one(ctx, act, nr, 1, &c);
+	case CORRAL_SC_NONZERO:
+		c = SCMP_CMP(r->arg, SCMP_CMP_NE, 0);
+		return add_one(ctx, act, nr, 1, &c);
 	case CORRAL_SC_BOTH_NONZERO: {
 		/* Two compares in one rule: ANDed. */
 		struct scmp_arg_cmp both[2] = {

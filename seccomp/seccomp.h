@@ -65,6 +65,7 @@ enum corral_sc_cond {
 	CORRAL_SC_NOT_IN,       /* arg (all 64 bits) is none of value[0..n_values) */
 	CORRAL_SC_NOT_ZERO_OR_QUERY, /* arg is neither 0 nor 0xffffffff (personality) */
 	CORRAL_SC_BOTH_NONZERO, /* arg and argument number value[0] are both != 0 (all 64 bits) */
+	CORRAL_SC_NONZERO,      /* arg != 0 (all 64 bits) */
 };
 
 /* When a rule applies (bit set). */

@@ -239,6 +239,41 @@ static void check_filter(const struct corral_bpf *b, int net, int abi, const cha
 		got = decide(b, AUDIT_ARCH_X86_64, nr_ioctl, a);
 		CHECK(got == want, "%s: ioctl(1, %#llx) -> %#x", tag, (unsigned long long)a[1], got);
 	}
+	/*
+	 * Another process's scheduling: setpriority and ioprio_set refuse a
+	 * non-zero who (all 64 bits) and "every process of a uid" (which, low
+	 * 32 bits); the sched_set* calls a non-zero pid.
+	 */
+	{
+		static const char *const by_pid[] = { "sched_setaffinity", "sched_setscheduler", "sched_setparam",
+						      "sched_setattr" };
+		int nr_prio = SCMP_SYS(setpriority), nr_io = SCMP_SYS(ioprio_set);
+
+		for (unsigned i = 0; i < N_PICKS; i += 3)
+			for (unsigned j = 0; j < 24; j++) {
+				memset(a, 0, sizeof(a));
+				a[0] = pick(j);
+				a[1] = pick(i);
+				a[2] = rnd();
+				want = a[1] != 0 || (uint32_t)a[0] == 2 ? SC_ERRNO(EPERM) : SC_ALLOW;
+				CHECK(decide(b, AUDIT_ARCH_X86_64, nr_prio, a) == want, "%s: setpriority(%#llx, %#llx)",
+				      tag, (unsigned long long)a[0], (unsigned long long)a[1]);
+				want = a[1] != 0 || (uint32_t)a[0] == 3 ? SC_ERRNO(EPERM) : SC_ALLOW;
+				CHECK(decide(b, AUDIT_ARCH_X86_64, nr_io, a) == want, "%s: ioprio_set(%#llx, %#llx)",
+				      tag, (unsigned long long)a[0], (unsigned long long)a[1]);
+			}
+		for (size_t k = 0; k < ARRAY_SIZE(by_pid); k++)
+			for (unsigned i = 0; i < N_PICKS; i++) {
+				int nr = seccomp_syscall_resolve_name(by_pid[k]);
+
+				memset(a, 0, sizeof(a));
+				a[0] = pick(i);
+				a[1] = rnd();
+				want = a[0] != 0 ? SC_ERRNO(EPERM) : SC_ALLOW;
+				CHECK(decide(b, AUDIT_ARCH_X86_64, nr, a) == want, "%s: %s(%#llx)", tag, by_pid[k],
+				      (unsigned long long)a[0]);
+			}
+	}
 	/* The requests a terminal needs. */
 	for (unsigned long req = 0x5401; req <= 0x5460; req++) {
 		a[1] = req;

@@ -228,6 +228,46 @@ static int check_prlimit(void)
 }
 
 /*
+ * Another process's scheduling (the parent's, same uid, which the kernel
+ * itself allows: the control run without the filter shows it) is refused;
+ * the caller's own, through pid or who 0, works.
+ */
+static int check_sched(void)
+{
+	cpu_set_t set;
+	struct sched_param sp = { 0 };
+	long r;
+	int bad = 0, prio = getpriority(PRIO_PROCESS, 0);
+
+	CPU_ZERO(&set);
+	r = sched_getaffinity(0, sizeof(set), &set);
+	bad |= sc_expect("sched_getaffinity(0)", r, errno, 0);
+	r = syscall(SYS_sched_setaffinity, 0, sizeof(set), &set);
+	bad |= sc_expect("sched_setaffinity(0)", r, errno, 0);
+	r = syscall(SYS_sched_setaffinity, getppid(), sizeof(set), &set);
+	bad |= sc_expect("sched_setaffinity(parent)", r, errno, EPERM);
+	r = syscall(SYS_sched_setscheduler, 0, SCHED_OTHER, &sp);
+	bad |= sc_expect("sched_setscheduler(0, OTHER)", r, errno, 0);
+	r = syscall(SYS_sched_setscheduler, getppid(), SCHED_IDLE, &sp);
+	bad |= sc_expect("sched_setscheduler(parent, IDLE)", r, errno, EPERM);
+	r = syscall(SYS_sched_setparam, getppid(), &sp);
+	bad |= sc_expect("sched_setparam(parent)", r, errno, EPERM);
+	r = syscall(SYS_setpriority, PRIO_PROCESS, 0, prio);
+	bad |= sc_expect("setpriority(PROCESS, 0)", r, errno, 0);
+	r = syscall(SYS_setpriority, PRIO_PROCESS, getppid(), 19);
+	bad |= sc_expect("setpriority(PROCESS, parent)", r, errno, EPERM);
+	r = syscall(SYS_setpriority, PRIO_PROCESS, (1L << 32) | getppid(), 19);
+	bad |= sc_expect("setpriority(PROCESS, parent | high bits)", r, errno, EPERM);
+	r = syscall(SYS_setpriority, PRIO_USER, 0, 19);
+	bad |= sc_expect("setpriority(USER, 0)", r, errno, EPERM);
+	r = syscall(SYS_ioprio_set, 1 /* IOPRIO_WHO_PROCESS */, getppid(), 0);
+	bad |= sc_expect("ioprio_set(PROCESS, parent)", r, errno, EPERM);
+	r = syscall(SYS_ioprio_set, 3 /* IOPRIO_WHO_USER */, 0, 0);
+	bad |= sc_expect("ioprio_set(USER, 0)", r, errno, EPERM);
+	return bad;
+}
+
+/*
  * A host where seccomp() is refused (here by an outer filter answering
  * ENOSYS, as a container runtime's might): nothing is compiled, every
  * promise is dropped with a reason, and installing the empty program is a
@@ -367,6 +407,7 @@ static int fn_vm_read(const void *a) { return check_vm_read(*(const int *)a); }
 static int fn_row(const void *a) { return check_row(a); }
 static int fn_unavailable(const void *a) { return check_unavailable(); }
 static int fn_prlimit(const void *a) { return check_prlimit(); }
+static int fn_sched(const void *a) { return check_sched(); }
 
 static void run_ptrace(int abi)
 {
@@ -417,6 +458,23 @@ int main(void)
 	}
 	run("prlimit64: own limits (pid 0) and reading the parent's work; setting the parent's EPERM", 1,
 	    fn_prlimit, NULL);
+	{
+		/* Control for the scheduling rows: without the filter, the parent's affinity can be set (to itself). */
+		pid_t pid = fork();
+		int st;
+
+		if (pid == 0) {
+			cpu_set_t set;
+
+			_exit(sched_getaffinity(getppid(), sizeof(set), &set) < 0 ||
+			      syscall(SYS_sched_setaffinity, getppid(), sizeof(set), &set) < 0);
+		}
+		st = sc_wait(pid);
+		sc_report(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+			  "control: without the filter, sched_setaffinity sets the parent's affinity");
+	}
+	run("scheduling: the caller's own (pid/who 0) works; the parent's, and every process of the uid's, EPERM", 1,
+	    fn_sched, NULL);
 	if (syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) >= 1)
 		run_ptrace(1);
 	else

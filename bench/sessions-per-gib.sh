@@ -75,11 +75,25 @@ members() {
 			END { do { grew = 0; for (p in parent) if (!(p in in_) && (parent[p] in in_)) { in_[p] = 1; grew = 1 } } while (grew)
 			      for (p in in_) print p }'
 }
-pss=0 rss=0 nproc=0
-for q in $(members "${pids[@]}"); do
-	read -r a b < <(awk '/^Pss:/ {p=$2} /^Rss:/ {r=$2} END {print p+0, r+0}' "/proc/$q/smaps_rollup" 2>/dev/null || echo "0 0")
-	pss=$((pss + a)) rss=$((rss + b)) nproc=$((nproc + 1))
-done
+# Each address space once: a session's keepers run in its template's memory
+# (kcmp KCMP_VM), and /proc/PID/smaps_rollup of each would count it again.
+read -r pss rss nproc < <(members "${pids[@]}" | python3 -c '
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+seen, pss, rss, n = [], 0, 0, 0
+for line in sys.stdin:
+    p = int(line)
+    n += 1
+    if any(libc.syscall(312, p, q, 1, 0, 0) == 0 for q in seen):  # SYS_kcmp, KCMP_VM
+        continue
+    seen.append(p)
+    try:
+        for l in open("/proc/%d/smaps_rollup" % p):
+            if l.startswith("Pss:"): pss += int(l.split()[1])
+            if l.startswith("Rss:"): rss += int(l.split()[1])
+    except OSError:
+        pass
+print(pss, rss, n)')
 echo "sessions: $k warm, idle ($nproc processes: $((nproc / k)) per session)"
 echo "pss_kib_per_session: $((pss / k))"
 echo "rss_kib_per_session: $((rss / k))"

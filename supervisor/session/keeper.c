@@ -923,9 +923,10 @@ static int pair_k(struct k_arena *ar, int info_r, int ep[2], int sfd, int null_f
 /*
  * A spare pair: K (this process, its steps done) starts C ahead of the
  * call, and C does its own steps (c_confine) ahead of it too. C takes the
- * next call off the control socket, tells T (which starts the next pair
- * meanwhile) and execs the command. So a call's path has no fork, no
- * setsid and no Landlock domain to make, and no hand-over to wait for.
+ * next call off the control socket (telling T where it must start another
+ * spare: idle_take, tell_if_queued) and execs the command. So a call's
+ * path has no fork, no setsid and no Landlock domain to make, and no
+ * hand-over to wait for.
  *
  * C shares K's memory and fd table until its execve (CLONE_VM |
  * CLONE_FILES): the call's pipes it receives are K's too, with no sendmsg

@@ -40,7 +40,7 @@ struct k_arena {
 	const struct t_args *a;
 	pid_t template_pid;
 	uint64_t spare;       /* a spare's number ("corral-s<n>"); 0: K takes the call in |kf| */
-	int taken_w;          /* a spare's: it tells T here when it takes a call */
+	int taken_w;          /* a spare's: where it tells T that T must start another (keeper.c idle_take) */
 	int kf[T_NFDS];       /* 0 == spare: the call T received (memfd or -1, stdin, stdout, stderr, report, kill) */
 	size_t inline_len;    /* ... and its data in |inline_buf| */
 	/* K's and C's allocations (k_alloc): */

@@ -351,7 +351,9 @@ static int x_result(struct corral_tcall *c, struct x_call *x, struct corral_resu
 
 	res->wall_ms = now_ms() - x->start;
 	res->provider = "local";
-	if (x->have_rep && rep->start_err && !rep->main_done)
+	/* ECANCELED: K saw the kill before the command started (keeper.c answered): a killed call, not a failed one. */
+	if (x->have_rep && rep->start_err && !rep->main_done &&
+	    !(rep->start_err == ECANCELED && (res->timed_out || c->cancelled)))
 		return corral_err(err, CORRAL_E_SETUP, rep->start_err, "session: could not start the command: %s%s",
 				  corral_strerror(rep->start_err),
 				  rep->start_err == EAGAIN ? " (the session's limits.processes is reached: end "

@@ -601,6 +601,19 @@ static int keeper_parse(struct k_arena *ar, int memfd, size_t inline_len, struct
 	return 0;
 }
 
+/*
+ * ECANCELED when the call's kill pipe has a byte or has hung up before its
+ * command starts: the supervisor has answered it already (its deadline or
+ * a cancel came while it waited for a keeper, every one busy), and a
+ * command reported as not run must not run later. 0 otherwise.
+ */
+static int answered(int kill_r)
+{
+	struct pollfd pf = { .fd = kill_r, .events = POLLIN };
+
+	return k_poll(&pf, 1, false) > 0 && pf.revents ? ECANCELED : 0;
+}
+
 /* A signalfd for SIGCHLD (blocked since T's start). The fd, or -errno. */
 static int k_sigchld_fd(void)
 {
@@ -717,6 +730,8 @@ static _Noreturn void keeper(struct k_arena *ar, int fds[T_NFDS], size_t inline_
 		goto out;
 	}
 	e = keeper_parse(ar, fds[0], inline_len, &k);
+	if (!e)
+		e = answered(fds[5]);
 	if (e) {
 		rep.start_err = e;
 		goto out;
@@ -836,7 +851,7 @@ static int pair_c(void *arg)
 		k_exit(0); /* the session ends */
 	idle_take(ar, p->keeper);
 	pe = keeper_parse(ar, m.fds[0], inline_len, &k);
-	m.setup_err = setup ? setup : pe;
+	m.setup_err = setup ? setup : pe ? pe : answered(m.fds[5]);
 	m.seq = pe ? 0 : k.h.seq;
 	if (!pe) {
 		/* Before the execve, so before the command's first mediated syscall (corral_template_call_of). */

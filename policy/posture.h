@@ -70,7 +70,7 @@
 	X(SECCOMP_DOCKER_DEFAULT, "seccomp.docker_default", CORRAL_PK_POSTURE, "docker's default seccomp profile", \
 	  "docker") \
 	X(PROC_ISOLATION, "proc.isolation", CORRAL_PK_CHECK, \
-	  "no signals, ptrace, resource limits, System V IPC objects or /proc/PID/{environ,mem,cwd,root,fd} of processes outside the sandbox (their cmdline and status stay visible under proc \"host\": see proc.private)", \
+	  "no signals, ptrace, resource limits, scheduling, System V IPC objects or /proc/PID/{environ,mem,cwd,root,fd} of processes outside the sandbox (their cmdline and status stay visible under proc \"host\": see proc.private)", \
 	  "Landlock scopes, seccomp") \
 	X(PROC_PRIVATE, "proc.private", CORRAL_PK_POSTURE | CORRAL_PK_CHECK, \
 	  "host processes are out of sight: a PID namespace and /proc of the run's own (proc \"private\")", \

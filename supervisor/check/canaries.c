@@ -21,6 +21,7 @@
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -867,6 +868,36 @@ static int c_prlimit(int argc, char **argv)
 	return verdict(&o);
 }
 
+/*
+ * Another process's scheduling (its nice value, its CPU affinity): the
+ * kernel allows it for one of the same uid (the sleeper is). Its own
+ * values are written back: harmless, should the filter let them through.
+ */
+static int c_sched(int argc, char **argv)
+{
+	pid_t victim = (pid_t)atol(argv[0]);
+	struct obs o = {};
+	cpu_set_t set;
+	int prio;
+
+	errno = 0;
+	prio = getpriority(PRIO_PROCESS, 0);
+	if ((prio == -1 && errno) || setpriority(PRIO_PROCESS, 0, prio) < 0 ||
+	    sched_getaffinity(0, sizeof(set), &set) < 0 || sched_setaffinity(0, sizeof(set), &set) < 0)
+		return control_failed("its own nice value and CPU affinity (pid 0)", errno);
+	errno = 0;
+	prio = getpriority(PRIO_PROCESS, victim);
+	if (prio == -1 && errno)
+		obs_add(&o, "reading its nice value: %s", ename(errno));
+	else
+		ATTACK(&o, "setpriority outside (its nice value)", setpriority(PRIO_PROCESS, victim, prio));
+	if (sched_getaffinity(victim, sizeof(set), &set) < 0)
+		obs_add(&o, "reading its CPU affinity: %s", ename(errno));
+	else
+		ATTACK(&o, "sched_setaffinity outside (its CPU mask)", sched_setaffinity(victim, sizeof(set), &set));
+	return verdict(&o);
+}
+
 /* argv[0]: a System V segment (mode 0666) the check made outside. */
 static int c_sysv(int argc, char **argv)
 {
@@ -1514,6 +1545,7 @@ static const struct {
 	{ "proc", 1, c_proc },
 	{ "proc-private", 1, c_proc_private },
 	{ "prlimit", 1, c_prlimit },
+	{ "sched", 1, c_sched },
 	{ "sysv", 1, c_sysv },
 	{ "tty", 1, c_tty },
 	{ "pty", 1, c_pty },

@@ -899,10 +899,11 @@ static void process_canaries(struct check *c)
 		}
 		snprintf(pid, sizeof(pid), "%d", c->sleeper);
 	}
-	for (size_t i = 0; i < 3; i++) {
-		static const char *const names[] = { "ptrace", "proc-pid", "prlimit" };
-		static const char *const verbs[] = { "ptrace", "proc", "prlimit" };
-		static const enum corral_promise_id postures[] = { CORRAL_P_SCOPE_PTRACE, CORRAL_P_SCOPE_PTRACE, CORRAL_P_SECCOMP_DENY_TABLE };
+	for (size_t i = 0; i < 4; i++) {
+		static const char *const names[] = { "ptrace", "proc-pid", "prlimit", "sched" };
+		static const char *const verbs[] = { "ptrace", "proc", "prlimit", "sched" };
+		static const enum corral_promise_id postures[] = { CORRAL_P_SCOPE_PTRACE, CORRAL_P_SCOPE_PTRACE,
+								   CORRAL_P_SECCOMP_DENY_TABLE, CORRAL_P_SECCOMP_DENY_TABLE };
 		const char *name = names[i];
 		struct corral_result res = CORRAL_RESULT_INIT;
 		char *line;

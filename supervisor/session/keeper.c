@@ -22,7 +22,7 @@
  *     reads the call into its arena, and T's t_args only.
  *
  * Where the raw instruction is not written here (RAWSYS_INLINE 0), K is a
- * fork of T as it used to be, and these rules hold trivially.
+ * fork of T, and these rules hold trivially.
  *
  * C shares K's fd table too (a spare pair) and K does not run until C has
  * exec'd or ended (it sleeps on C's CLONE_CHILD_CLEARTID futex, or is a
